@@ -1,0 +1,193 @@
+#include "sim/config/hardware_spec.hpp"
+
+namespace strata {
+
+using nlohmann::json;
+
+namespace {
+
+const Param kSource{.key = "source", .kind = ParamKind::string,
+                    .doc = "datasheet, paper or derivation behind the numbers"};
+
+const ParamTable kTop = {
+    {.key = "name", .kind = ParamKind::string, .doc = "profile name", .optional = true},
+    {.key = "description", .kind = ParamKind::string, .doc = "one line", .optional = true},
+    {.key = "gpus_per_node", .kind = ParamKind::integer, .doc = "GPUs in one node", .min = 1},
+    {.key = "gpu", .kind = ParamKind::object, .doc = "the accelerator"},
+    {.key = "nvlink", .kind = ParamKind::object, .doc = "GPU-GPU link inside a node"},
+    {.key = "pcie", .kind = ParamKind::object, .doc = "GPU-host link"},
+    {.key = "host", .kind = ParamKind::object, .doc = "CPU and DRAM"},
+    {.key = "cxl", .kind = ParamKind::object, .doc = "CXL memory expansion", .optional = true},
+    {.key = "local_ssd", .kind = ParamKind::object, .doc = "node-local NVMe drives"},
+    {.key = "nic", .kind = ParamKind::object, .doc = "compute-fabric NICs"},
+    {.key = "object_store", .kind = ParamKind::object, .doc = "shared remote storage"},
+    {.key = "memory_overheads", .kind = ParamKind::object, .doc = "HBM not available to tensors",
+     .optional = true},
+};
+
+const ParamTable kGpu = {
+    {.key = "model", .kind = ParamKind::string, .doc = "product name"},
+    {.key = "peak_tflops", .kind = ParamKind::object, .doc = "dense peak per dtype"},
+    {.key = "hbm", .kind = ParamKind::quantity, .doc = "device memory capacity", .dim = Dimension::bytes, .min = 1},
+    {.key = "hbm_bandwidth", .kind = ParamKind::quantity, .doc = "device memory bandwidth",
+     .dim = Dimension::bytes_per_second, .min = 1},
+    kSource,
+};
+
+const ParamTable kPeak = [] {
+  ParamTable t;
+  for (const auto& p : precision_names())
+    t.push_back({.key = p, .kind = ParamKind::quantity, .doc = "dense peak, " + p,
+                 .dim = Dimension::flops_per_second, .optional = true});
+  return t;
+}();
+
+const ParamTable kNvlink = {
+    {.key = "bandwidth", .kind = ParamKind::quantity, .doc = "per GPU, per direction (0: none)",
+     .dim = Dimension::bytes_per_second},
+    kSource,
+};
+
+const ParamTable kPcie = {
+    {.key = "generation", .kind = ParamKind::integer, .doc = "PCIe generation", .min = 1, .max = 7},
+    {.key = "bandwidth", .kind = ParamKind::quantity, .doc = "per GPU x16 link, per direction",
+     .dim = Dimension::bytes_per_second, .min = 1},
+    {.key = "gpus_per_switch", .kind = ParamKind::integer, .default_value = 1,
+     .doc = "GPUs sharing one PCIe switch uplink", .min = 1},
+    kSource,
+};
+
+const ParamTable kHost = {
+    {.key = "dram", .kind = ParamKind::quantity, .doc = "host memory per node", .dim = Dimension::bytes, .min = 1},
+    {.key = "dram_bandwidth", .kind = ParamKind::quantity, .doc = "aggregate DRAM bandwidth",
+     .dim = Dimension::bytes_per_second, .min = 1},
+    {.key = "cpu_cores", .kind = ParamKind::integer, .default_value = 0, .doc = "CPU cores per node", .min = 0},
+    {.key = "cpu_adam_params_per_s", .kind = ParamKind::number, .default_value = 0.0,
+     .doc = "CPU-Adam update rate, parameters/s (0: unknown)", .min = 0.0},
+    kSource,
+};
+
+const ParamTable kCxl = {
+    {.key = "capacity", .kind = ParamKind::quantity, .default_value = 0, .doc = "CXL memory per node",
+     .dim = Dimension::bytes},
+    {.key = "bandwidth", .kind = ParamKind::quantity, .default_value = 0, .doc = "aggregate bandwidth",
+     .dim = Dimension::bytes_per_second},
+    {.key = "latency", .kind = ParamKind::quantity, .default_value = 0, .doc = "load latency",
+     .dim = Dimension::seconds},
+    kSource,
+};
+
+const ParamTable kSsd = {
+    {.key = "count", .kind = ParamKind::integer, .doc = "data drives per node", .min = 0},
+    {.key = "capacity", .kind = ParamKind::quantity, .doc = "per drive", .dim = Dimension::bytes},
+    {.key = "read_bandwidth", .kind = ParamKind::quantity, .doc = "sequential read, per drive",
+     .dim = Dimension::bytes_per_second},
+    {.key = "write_bandwidth", .kind = ParamKind::quantity, .doc = "sequential write, per drive",
+     .dim = Dimension::bytes_per_second},
+    kSource,
+};
+
+const ParamTable kNic = {
+    {.key = "count", .kind = ParamKind::integer, .doc = "compute NICs per node", .min = 0},
+    {.key = "bandwidth", .kind = ParamKind::quantity, .doc = "line rate per NIC",
+     .dim = Dimension::bytes_per_second},
+    kSource,
+};
+
+const ParamTable kObjectStore = {
+    {.key = "bandwidth", .kind = ParamKind::quantity, .doc = "aggregate bandwidth",
+     .dim = Dimension::bytes_per_second, .min = 1},
+    {.key = "latency", .kind = ParamKind::quantity, .doc = "per-request latency", .dim = Dimension::seconds},
+    kSource,
+};
+
+const ParamTable kOverheads = {
+    {.key = "runtime_reserved", .kind = ParamKind::quantity, .default_value = 0,
+     .doc = "HBM taken by the CUDA context and library workspaces", .dim = Dimension::bytes},
+    {.key = "fragmentation", .kind = ParamKind::number, .default_value = 0.0,
+     .doc = "allocator overhead, fraction of allocated bytes", .min = 0.0, .max = 1.0},
+    kSource,
+};
+
+}  // namespace
+
+const std::map<std::string, const ParamTable*>& hardware_param_tables() {
+  static const std::map<std::string, const ParamTable*> tables = {
+      {"", &kTop},         {"gpu", &kGpu},   {"gpu.peak_tflops", &kPeak},     {"nvlink", &kNvlink},
+      {"pcie", &kPcie},    {"host", &kHost}, {"cxl", &kCxl},                  {"local_ssd", &kSsd},
+      {"nic", &kNic},      {"object_store", &kObjectStore}, {"memory_overheads", &kOverheads}};
+  return tables;
+}
+
+HardwareSpec parse_hardware(const json& doc, const std::string& pointer, Diagnostics& diag) {
+  HardwareSpec h;
+  ObjectReader top(doc, pointer, kTop, diag);
+  if (!top.ok()) {
+    if (doc.is_null()) diag.add(pointer, "missing hardware (expected a name, a path or an object)");
+    return h;
+  }
+  h.name = top.string("name");
+  h.description = top.string("description");
+  h.gpus_per_node = top.integer("gpus_per_node");
+
+  ObjectReader gpu(top.object("gpu"), top.child_pointer("gpu"), kGpu, diag);
+  h.gpu.model = gpu.string("model");
+  h.gpu.hbm = Bytes(gpu.quantity("hbm"));
+  h.gpu.hbm_bandwidth = BytesPerSecond(gpu.quantity("hbm_bandwidth"));
+  gpu.string("source");
+  ObjectReader peak(gpu.object("peak_tflops"), gpu.child_pointer("peak_tflops"), kPeak, diag);
+  for (const auto& name : precision_names())
+    if (peak.has(name)) h.gpu.peak[*precision_from_string(name)] = FlopsPerSecond(peak.quantity(name));
+
+  ObjectReader nvlink(top.object("nvlink"), top.child_pointer("nvlink"), kNvlink, diag);
+  h.nvlink_bandwidth = BytesPerSecond(nvlink.quantity("bandwidth"));
+  nvlink.string("source");
+
+  ObjectReader pcie(top.object("pcie"), top.child_pointer("pcie"), kPcie, diag);
+  h.pcie.generation = pcie.integer("generation");
+  h.pcie.bandwidth = BytesPerSecond(pcie.quantity("bandwidth"));
+  h.pcie.gpus_per_switch = pcie.integer("gpus_per_switch");
+  pcie.string("source");
+
+  ObjectReader host(top.object("host"), top.child_pointer("host"), kHost, diag);
+  h.host.dram = Bytes(host.quantity("dram"));
+  h.host.dram_bandwidth = BytesPerSecond(host.quantity("dram_bandwidth"));
+  h.host.cpu_cores = host.integer("cpu_cores");
+  h.host.cpu_adam_params_per_s = host.number("cpu_adam_params_per_s");
+  host.string("source");
+
+  if (top.has("cxl")) {
+    ObjectReader cxl(top.object("cxl"), top.child_pointer("cxl"), kCxl, diag);
+    h.cxl.capacity = Bytes(cxl.quantity("capacity"));
+    h.cxl.bandwidth = BytesPerSecond(cxl.quantity("bandwidth"));
+    h.cxl.latency = Seconds(cxl.quantity("latency"));
+    cxl.string("source");
+  }
+
+  ObjectReader ssd(top.object("local_ssd"), top.child_pointer("local_ssd"), kSsd, diag);
+  h.local_ssd.count = ssd.integer("count");
+  h.local_ssd.capacity = Bytes(ssd.quantity("capacity"));
+  h.local_ssd.read_bandwidth = BytesPerSecond(ssd.quantity("read_bandwidth"));
+  h.local_ssd.write_bandwidth = BytesPerSecond(ssd.quantity("write_bandwidth"));
+  ssd.string("source");
+
+  ObjectReader nic(top.object("nic"), top.child_pointer("nic"), kNic, diag);
+  h.nic.count = nic.integer("count");
+  h.nic.bandwidth = BytesPerSecond(nic.quantity("bandwidth"));
+  nic.string("source");
+
+  ObjectReader store(top.object("object_store"), top.child_pointer("object_store"), kObjectStore, diag);
+  h.object_store.bandwidth = BytesPerSecond(store.quantity("bandwidth"));
+  h.object_store.latency = Seconds(store.quantity("latency"));
+  store.string("source");
+
+  if (top.has("memory_overheads")) {
+    ObjectReader ov(top.object("memory_overheads"), top.child_pointer("memory_overheads"), kOverheads, diag);
+    h.overheads.runtime_reserved = Bytes(ov.quantity("runtime_reserved"));
+    h.overheads.fragmentation = ov.number("fragmentation");
+    ov.string("source");
+  }
+  return h;
+}
+
+}  // namespace strata

@@ -1,0 +1,63 @@
+#include "sim/config/policy_catalog.hpp"
+
+#include <stdexcept>
+
+namespace strata {
+
+const PolicyCategory& PolicyCatalog::category(const std::string& name) const {
+  for (const auto& c : categories_)
+    if (c.name == name) return c;
+  throw std::logic_error("unknown policy category " + name);
+}
+
+std::vector<std::string> PolicyCatalog::names(const std::string& category_name) const {
+  std::vector<std::string> out;
+  for (const auto& p : category(category_name).policies) out.push_back(p.name);
+  return out;
+}
+
+void register_builtin_policies(PolicyCatalog& catalog) {
+  catalog.add({"schedule", "parallelism.schedule", "pipeline schedule",
+               {{"gpipe", "all forwards then all backwards; every micro-batch's activations in flight (Huang et al. 2019)"},
+                {"1f1b", "one-forward-one-backward (PipeDream-Flush); stage k holds p-k micro-batches (Narayanan et al. 2021)"},
+                {"interleaved", "interleaved 1F1B over virtual_stages model chunks per GPU; bubble /v, activations x(1+(p-1)/(pv)) (Narayanan et al. 2021; Korthikanti et al. 2022)"}}});
+  catalog.add({"recompute", "memory.recompute", "activation recomputation",
+               {{"none", "save every activation for backward (Korthikanti et al. 2022, Eq. 1-4)"},
+                {"selective", "recompute the attention core (softmax, its dropout) in backward; saves 5as^2b/t per layer"},
+                {"full", "keep only each layer's input and recompute the layer in backward (2sbh per layer)"}}});
+  catalog.add({"zero_stage", "parallelism.zero_stage", "ZeRO data-parallel sharding (Rajbhandari et al. 2020)",
+               {{"0", "plain data parallel: every replica holds all model states"},
+                {"1", "P_os: optimizer states sharded over DP"},
+                {"2", "P_os+g: optimizer states and gradients sharded over DP"},
+                {"3", "P_os+g+p: parameters sharded too, gathered layer by layer"}}});
+  catalog.add({"offload", "memory.offload.{optimizer,params,activations}", "where a state lives instead of HBM",
+               {{"none", "keep it in HBM"},
+                {"cpu", "host DRAM (ZeRO-Offload; vDNN for activations)"},
+                {"nvme", "node-local NVMe SSDs (ZeRO-Infinity)"},
+                {"cxl", "CXL-attached memory expander"}}});
+  catalog.add({"checkpoint_strategy", "checkpoint.strategy", "how checkpoints are written",
+               {{"sync", "training stops until the checkpoint is durable in the last tier"},
+                {"async", "snapshot to host DRAM, persist in the background (CheckFreq, DCP async_save)"},
+                {"tiered", "GPU -> CXL/DRAM -> local SSD -> object store, pipelined"},
+                {"in_memory", "replicate to peer nodes' DRAM, persist every n-th checkpoint (Gemini)"},
+                {"near_storage", "optimizer runs on a computational SSD; fp32 states never cross PCIe"}}});
+  catalog.add({"checkpoint_tier", "checkpoint.tiers[]", "where checkpoint data can sit",
+               {{"dram", "host DRAM"},
+                {"cxl", "CXL memory"},
+                {"local_ssd", "node-local NVMe"},
+                {"object_store", "shared remote storage"}}});
+  catalog.add({"failure_law", "failures.distribution", "time between failures",
+               {{"exponential", "memoryless failures at rate 1/MTBF"},
+                {"weibull", "Weibull with the given shape, scaled to the MTBF"}}});
+}
+
+const PolicyCatalog& policy_catalog() {
+  static const PolicyCatalog catalog = [] {
+    PolicyCatalog c;
+    register_builtin_policies(c);
+    return c;
+  }();
+  return catalog;
+}
+
+}  // namespace strata

@@ -1,0 +1,148 @@
+#include "sim/config/scenario_loader.hpp"
+
+#include <fmt/format.h>
+
+#include "sim/core/json_file.hpp"
+#include "sim/core/params.hpp"
+
+namespace strata {
+
+using nlohmann::json;
+
+std::string DocumentResolver::display(const std::filesystem::path& path) const {
+  std::error_code ec;
+  auto cwd = std::filesystem::current_path(ec);
+  auto abs = std::filesystem::absolute(path, ec).lexically_normal();
+  if (!ec) {
+    auto rel = abs.lexically_relative(cwd);
+    if (!rel.empty() && !rel.string().starts_with("..")) return rel.string();
+  }
+  return path.string();
+}
+
+Override parse_override(const std::string& text) {
+  auto eq = text.find('=');
+  if (eq == std::string::npos || eq == 0)
+    throw InputError({Diagnostic{"--set " + text, "", "expected PATH=VALUE (e.g. parallelism.tp=4)"}});
+  return {text.substr(0, eq), text.substr(eq + 1)};
+}
+
+namespace {
+
+std::string dotted_to_pointer(const std::string& dotted) {
+  std::string out;
+  std::size_t start = 0;
+  while (start <= dotted.size()) {
+    auto dot = dotted.find('.', start);
+    std::string part = dotted.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    out += "/" + pointer_escape(part);
+    if (dot == std::string::npos) break;
+    start = dot + 1;
+  }
+  return out;
+}
+
+json override_value(const std::string& text) {
+  try {
+    return json::parse(text);
+  } catch (const json::parse_error&) {
+    return text;  // not JSON: a plain string such as bf16 or 40 GiB
+  }
+}
+
+void apply_override(json& doc, const Override& o, SourceMap& sources, Diagnostics& diag) {
+  std::string pointer = dotted_to_pointer(o.path);
+  // Walk the parents so that setting under a scalar is a clear error, not an exception.
+  json* node = &doc;
+  std::string walked;
+  std::size_t pos = 1;
+  while (true) {
+    auto slash = pointer.find('/', pos);
+    if (slash == std::string::npos) break;
+    std::string key = pointer.substr(pos, slash - pos);
+    walked += "/" + key;
+    if (!node->is_object()) {
+      diag.add_raw({o.label(), walked, "cannot set a key inside a non-object value"});
+      return;
+    }
+    node = &(*node)[json::json_pointer("/" + key).back()];
+    if (node->is_null()) *node = json::object();
+    pos = slash + 1;
+  }
+  if (!node->is_object()) {
+    diag.add_raw({o.label(), walked.empty() ? "/" : walked, "cannot set a key inside a non-object value"});
+    return;
+  }
+  doc[json::json_pointer(pointer)] = override_value(o.value);
+  sources.label_prefix(pointer, o.label());
+}
+
+/// Replaces a "model"/"hardware" name or path by the document's content.
+void inline_document(json& doc, const char* key, const char* kind, const std::filesystem::path& base_dir,
+                     SourceMap& sources, const DocumentResolver& resolver, Diagnostics& diag) {
+  if (!doc.is_object() || !doc.contains(key) || !doc.at(key).is_string()) return;
+  std::string ref = doc.at(key).get<std::string>();
+  std::string pointer = std::string("/") + key;
+  std::optional<std::filesystem::path> path;
+  bool looks_like_path = ref.find('/') != std::string::npos || ref.ends_with(".json");
+  if (looks_like_path) {
+    std::filesystem::path candidate = ref;
+    if (candidate.is_relative() && std::filesystem::exists(base_dir / candidate)) candidate = base_dir / candidate;
+    if (std::filesystem::exists(candidate)) path = candidate;
+  } else {
+    path = resolver.find(kind, ref);
+  }
+  if (!path) {
+    std::string names;
+    for (const auto& n : resolver.list(kind)) names += (names.empty() ? "" : ", ") + n;
+    diag.add(pointer, looks_like_path
+                          ? fmt::format("{} file not found (got \"{}\")", kind, ref)
+                          : fmt::format("unknown {} (got \"{}\", expected one of: {})", kind, ref, names));
+    return;
+  }
+  std::string shown = resolver.display(*path);
+  try {
+    doc[key] = read_json_file(*path, shown);
+    sources.map_prefix(pointer, shown);
+  } catch (const InputError& e) {
+    for (const auto& d : e.diagnostics()) diag.add_raw(d);
+  }
+}
+
+}  // namespace
+
+ComposedScenario compose_scenario(json scenario, const std::string& display_name,
+                                  const std::filesystem::path& base_dir, const std::vector<Override>& overrides,
+                                  const DocumentResolver& resolver) {
+  ComposedScenario out{std::move(scenario), SourceMap(display_name)};
+  Diagnostics diag(&out.sources);
+  if (!out.doc.is_object()) {
+    diag.add("", fmt::format("wrong type (got {}, expected an object)", show_value(out.doc.dump())));
+    diag.throw_if_any();
+  }
+  // Overrides of the model or hardware name itself apply before the documents are read.
+  auto is_reference = [](const Override& o) { return o.path == "model" || o.path == "hardware"; };
+  for (const auto& o : overrides)
+    if (is_reference(o)) apply_override(out.doc, o, out.sources, diag);
+  inline_document(out.doc, "model", "model", base_dir, out.sources, resolver, diag);
+  inline_document(out.doc, "hardware", "hardware", base_dir, out.sources, resolver, diag);
+  for (const auto& o : overrides)
+    if (!is_reference(o)) apply_override(out.doc, o, out.sources, diag);
+  diag.throw_if_any();
+  return out;
+}
+
+ComposedScenario compose_scenario(const std::filesystem::path& scenario_file, const std::vector<Override>& overrides,
+                                  const DocumentResolver& resolver) {
+  std::string shown = resolver.display(scenario_file);
+  json doc = read_json_file(scenario_file, shown);
+  return compose_scenario(std::move(doc), shown, scenario_file.parent_path(), overrides, resolver);
+}
+
+Scenario load_scenario(const std::filesystem::path& scenario_file, const std::vector<Override>& overrides,
+                       const DocumentResolver& resolver) {
+  ComposedScenario composed = compose_scenario(scenario_file, overrides, resolver);
+  return parse_scenario(composed.doc, composed.sources);
+}
+
+}  // namespace strata

@@ -1,0 +1,365 @@
+#include "sim/config/scenario_spec.hpp"
+
+#include <fmt/format.h>
+
+#include "sim/config/policy_catalog.hpp"
+
+namespace strata {
+
+using nlohmann::json;
+
+std::string to_string(Schedule s) {
+  switch (s) {
+    case Schedule::gpipe: return "gpipe";
+    case Schedule::one_f_one_b: return "1f1b";
+    case Schedule::interleaved: return "interleaved";
+  }
+  return "1f1b";
+}
+
+std::string to_string(Recompute r) {
+  switch (r) {
+    case Recompute::none: return "none";
+    case Recompute::selective: return "selective";
+    case Recompute::full: return "full";
+  }
+  return "none";
+}
+
+std::string to_string(Tier t) {
+  switch (t) {
+    case Tier::none: return "none";
+    case Tier::hbm: return "hbm";
+    case Tier::dram: return "dram";
+    case Tier::cxl: return "cxl";
+    case Tier::local_ssd: return "local_ssd";
+    case Tier::object_store: return "object_store";
+  }
+  return "none";
+}
+
+namespace {
+
+Tier tier_from_string(const std::string& s) {
+  if (s == "cpu" || s == "dram") return Tier::dram;
+  if (s == "nvme" || s == "local_ssd") return Tier::local_ssd;
+  if (s == "cxl") return Tier::cxl;
+  if (s == "object_store") return Tier::object_store;
+  return Tier::none;
+}
+
+std::vector<std::string> names(const char* category) { return policy_catalog().names(category); }
+
+const ParamTable kTop = {
+    {.key = "name", .kind = ParamKind::string, .default_value = "", .doc = "scenario name"},
+    {.key = "description", .kind = ParamKind::string, .default_value = "", .doc = "one line"},
+    {.key = "model", .kind = ParamKind::object, .doc = "model: a name in models/, a path, or inline"},
+    {.key = "hardware", .kind = ParamKind::object,
+     .doc = "hardware profile: a name in hardware_profiles/, a path, or inline"},
+    {.key = "gpus", .kind = ParamKind::integer, .doc = "cluster size in GPUs (or give nodes)", .min = 1,
+     .optional = true},
+    {.key = "nodes", .kind = ParamKind::integer, .doc = "cluster size in whole nodes (or give gpus)",
+     .min = 1, .optional = true},
+    {.key = "seed", .kind = ParamKind::integer, .default_value = 0, .doc = "seed of every random choice", .min = 0},
+    {.key = "training", .kind = ParamKind::object, .doc = "batch, sequence, precision"},
+    {.key = "parallelism", .kind = ParamKind::object, .default_value = json::object(),
+     .doc = "TP / PP / DP / ZeRO"},
+    {.key = "memory", .kind = ParamKind::object, .default_value = json::object(),
+     .doc = "recompute and offload"},
+    {.key = "checkpoint", .kind = ParamKind::object, .doc = "checkpoint policy", .optional = true},
+    {.key = "failures", .kind = ParamKind::object, .doc = "failure process", .optional = true},
+};
+
+const ParamTable kTraining = {
+    {.key = "seq_len", .kind = ParamKind::integer, .doc = "tokens per sequence s", .min = 1},
+    {.key = "micro_batch_size", .kind = ParamKind::integer, .default_value = 1,
+     .doc = "sequences per micro-batch b", .min = 1},
+    {.key = "global_batch_size", .kind = ParamKind::integer, .doc = "sequences per iteration B", .min = 1},
+    {.key = "precision", .kind = ParamKind::choice, .default_value = "bf16",
+     .doc = "compute dtype (weights and activations)", .choices = precision_names()},
+    {.key = "grad_precision", .kind = ParamKind::choice,
+     .doc = "gradient dtype; default = precision (ZeRO: 16 B/param with Adam), fp32 = Megatron main grads (18)",
+     .choices = precision_names(), .optional = true},
+    {.key = "state_precision", .kind = ParamKind::choice, .default_value = "fp32",
+     .doc = "optimizer master weights and moments", .choices = {"fp32", "bf16", "fp16"}},
+    {.key = "optimizer", .kind = ParamKind::choice, .default_value = "adam",
+     .doc = "adam: master + 2 moments; sgd: master + momentum", .choices = {"adam", "sgd"}},
+    {.key = "iterations", .kind = ParamKind::integer, .default_value = 2,
+     .doc = "iterations to simulate", .min = 1, .max = 1000000},
+    {.key = "flash_attention", .kind = ParamKind::boolean,
+     .doc = "fused attention: no s^2 score tensors saved; default from the model file", .optional = true},
+};
+
+const ParamTable kParallelism = {
+    {.key = "tp", .kind = ParamKind::integer, .default_value = 1, .doc = "tensor-parallel degree", .min = 1},
+    {.key = "pp", .kind = ParamKind::integer, .default_value = 1, .doc = "pipeline stages", .min = 1},
+    {.key = "dp", .kind = ParamKind::integer,
+     .doc = "data-parallel degree; default gpus / (tp·pp)", .min = 1, .optional = true},
+    {.key = "sequence_parallel", .kind = ParamKind::boolean, .default_value = false,
+     .doc = "shard norms/dropout along the sequence over TP (Korthikanti et al. 2022)"},
+    {.key = "schedule", .kind = ParamKind::choice, .default_value = "1f1b", .doc = "pipeline schedule",
+     .choices = names("schedule")},
+    {.key = "virtual_stages", .kind = ParamKind::integer, .default_value = 1,
+     .doc = "model chunks per GPU (interleaved schedule)", .min = 1},
+    {.key = "zero_stage", .kind = ParamKind::integer, .default_value = 0, .doc = "ZeRO stage", .min = 0,
+     .max = 3},
+    {.key = "distributed_optimizer", .kind = ParamKind::boolean, .default_value = false,
+     .doc = "Megatron distributed optimizer: optimizer states sharded over DP (as ZeRO-1)"},
+};
+
+const ParamTable kMemory = {
+    {.key = "recompute", .kind = ParamKind::choice, .default_value = "none",
+     .doc = "activation recomputation", .choices = names("recompute")},
+    {.key = "offload", .kind = ParamKind::object, .default_value = json::object(),
+     .doc = "where optimizer states, parameters, activations live"},
+    {.key = "comm_buffer", .kind = ParamKind::quantity, .default_value = "25 MiB",
+     .doc = "gradient-bucket buffer per GPU when dp > 1 (PyTorch DDP bucket_cap_mb default 25)",
+     .dim = Dimension::bytes},
+};
+
+const ParamTable kOffload = {
+    {.key = "optimizer", .kind = ParamKind::choice, .default_value = "none",
+     .doc = "optimizer states (and fp32 gradients) tier", .choices = names("offload")},
+    {.key = "params", .kind = ParamKind::choice, .default_value = "none",
+     .doc = "parameter tier (needs zero_stage 3)", .choices = names("offload")},
+    {.key = "activations", .kind = ParamKind::choice, .default_value = "none",
+     .doc = "saved-activation tier", .choices = names("offload")},
+    {.key = "host_buffer_factor", .kind = ParamKind::number, .default_value = 1.5,
+     .doc = "offload-tier bytes per offloaded byte (pinned buffers; DeepSpeed additional_buffer_factor=1.5)",
+     .min = 1.0, .max = 10.0},
+};
+
+const ParamTable kCheckpoint = {
+    {.key = "interval_iterations", .kind = ParamKind::integer, .default_value = 100,
+     .doc = "iterations between checkpoints", .min = 1},
+    {.key = "strategy", .kind = ParamKind::choice, .default_value = "sync", .doc = "how to write",
+     .choices = names("checkpoint_strategy")},
+    {.key = "tiers", .kind = ParamKind::string_list, .default_value = json::array({"object_store"}),
+     .doc = "tiers the checkpoint passes through, last = durable", .choices = names("checkpoint_tier")},
+    {.key = "sharded", .kind = ParamKind::boolean, .default_value = true,
+     .doc = "every DP rank writes its shard (false: one replica writes)"},
+};
+
+const ParamTable kFailures = {
+    {.key = "gpu_mtbf", .kind = ParamKind::quantity, .doc = "mean time between failures of one GPU",
+     .dim = Dimension::seconds, .min = 1e-9},
+    {.key = "node_mtbf", .kind = ParamKind::quantity, .doc = "mean time between failures of a node (besides GPUs)",
+     .dim = Dimension::seconds, .optional = true},
+    {.key = "restart_time", .kind = ParamKind::quantity, .default_value = "10 min",
+     .doc = "time from failure to training resumed, before reload", .dim = Dimension::seconds},
+    {.key = "horizon", .kind = ParamKind::quantity, .default_value = "24 h",
+     .doc = "simulated wall time of the run", .dim = Dimension::seconds, .min = 1e-9},
+    {.key = "distribution", .kind = ParamKind::choice, .default_value = "exponential",
+     .doc = "time-between-failures law", .choices = names("failure_law")},
+    {.key = "weibull_shape", .kind = ParamKind::number, .default_value = 1.0, .doc = "Weibull shape k",
+     .min = 0.01, .max = 100.0},
+    {.key = "seed", .kind = ParamKind::integer, .default_value = 1, .doc = "failure-process seed", .min = 0},
+};
+
+Precision precision_or(const std::string& s, Precision fallback) {
+  return precision_from_string(s).value_or(fallback);
+}
+
+void check_cross_fields(Scenario& sc, ObjectReader& top, ObjectReader& tr, ObjectReader& par,
+                        ObjectReader& mem, ObjectReader& off) {
+  const ModelSpec& m = sc.model;
+  const HardwareSpec& hw = sc.hardware;
+  ParallelismSpec& p = sc.parallelism;
+  TrainingSpec& t = sc.training;
+
+  // Cluster size.
+  bool has_gpus = top.has("gpus"), has_nodes = top.has("nodes");
+  if (!has_gpus && !has_nodes) {
+    top.error("gpus", "missing cluster size (expected \"gpus\" or \"nodes\")");
+    return;
+  }
+  if (has_nodes && hw.gpus_per_node > 0) {
+    std::int64_t from_nodes = sc.nodes * hw.gpus_per_node;
+    if (has_gpus && sc.gpus != from_nodes)
+      top.error("gpus", fmt::format("{} disagrees with nodes·gpus_per_node = {}·{} = {}", sc.gpus,
+                                    sc.nodes, hw.gpus_per_node, from_nodes));
+    sc.gpus = from_nodes;
+  }
+  if (hw.gpus_per_node > 0) sc.nodes = (sc.gpus + hw.gpus_per_node - 1) / hw.gpus_per_node;
+
+  // Parallel degrees.
+  std::int64_t tp_pp = p.tp * p.pp;
+  if (!par.has("dp")) {
+    if (sc.gpus % tp_pp != 0) {
+      par.error("pp", fmt::format("tp·pp = {}·{} = {} does not divide gpus={}", p.tp, p.pp, tp_pp, sc.gpus));
+      return;
+    }
+    p.dp = sc.gpus / tp_pp;
+  } else if (tp_pp * p.dp != sc.gpus) {
+    par.error("dp", fmt::format("tp·pp·dp = {}·{}·{} = {} does not equal gpus={}", p.tp, p.pp, p.dp,
+                                tp_pp * p.dp, sc.gpus));
+    return;
+  }
+
+  if (m.num_heads > 0 && m.num_heads % p.tp != 0)
+    par.error("tp", fmt::format("{} does not divide num_attention_heads={}", p.tp, m.num_heads));
+  else if (m.num_kv_heads > 0 && m.num_kv_heads % p.tp != 0)
+    par.error("tp", fmt::format("{} does not divide num_key_value_heads={}", p.tp, m.num_kv_heads));
+  else if (m.intermediate_size > 0 && m.intermediate_size % p.tp != 0)
+    par.error("tp", fmt::format("{} does not divide intermediate_size={}", p.tp, m.intermediate_size));
+
+  if (p.pp > m.num_layers && m.num_layers > 0)
+    par.error("pp", fmt::format("{} stages exceed num_hidden_layers={}", p.pp, m.num_layers));
+  if (p.schedule == Schedule::interleaved) {
+    if (p.virtual_stages < 2)
+      par.error("virtual_stages",
+                fmt::format("the interleaved schedule needs virtual_stages >= 2 (got {})", p.virtual_stages));
+    else if (p.pp < 2)
+      par.error("pp", fmt::format("the interleaved schedule needs pp >= 2 (got {})", p.pp));
+    else if (m.num_layers % (p.pp * p.virtual_stages) != 0)
+      par.error("virtual_stages",
+                fmt::format("num_hidden_layers={} is not divisible by pp·virtual_stages = {}·{} = {}",
+                            m.num_layers, p.pp, p.virtual_stages, p.pp * p.virtual_stages));
+  } else if (p.virtual_stages != 1) {
+    par.error("virtual_stages", fmt::format("{} needs schedule \"interleaved\" (got \"{}\")",
+                                            p.virtual_stages, to_string(p.schedule)));
+  }
+
+  // Batch.
+  std::int64_t per_step = t.micro_batch_size * p.dp;
+  if (t.global_batch_size % per_step != 0) {
+    tr.error("global_batch_size",
+             fmt::format("{} is not divisible by micro_batch_size·dp = {}·{} = {}", t.global_batch_size,
+                         t.micro_batch_size, p.dp, per_step));
+  } else if (p.schedule == Schedule::interleaved && p.pp > 1 && sc.num_microbatches() % p.pp != 0) {
+    // Narayanan et al. 2021 §2.2.2: the interleaved schedule needs m to be a multiple of p.
+    tr.error("global_batch_size",
+             fmt::format("gives {} micro-batches, which the interleaved schedule needs to be a multiple "
+                         "of pp={}", sc.num_microbatches(), p.pp));
+  }
+  if (m.position_embedding == PositionEmbedding::learned && m.max_position_embeddings > 0 &&
+      t.seq_len > m.max_position_embeddings)
+    tr.error("seq_len", fmt::format("{} exceeds the model's max_position_embeddings={}", t.seq_len,
+                                    m.max_position_embeddings));
+
+  // Precision supported by the GPU.
+  if (!hw.gpu.model.empty() && !hw.gpu.peak.contains(t.precision))
+    tr.error("precision", fmt::format("{} is not supported by {} (no gpu.peak_tflops.{})",
+                                      to_string(t.precision), hw.gpu.model, to_string(t.precision)));
+
+  // ZeRO and its companions.
+  if (p.zero_stage >= 2 && p.pp > 1)
+    par.error("zero_stage", fmt::format("ZeRO stage {} cannot be combined with pp={} (DeepSpeed supports "
+                                        "only ZeRO-1 with pipeline parallelism)", p.zero_stage, p.pp));
+  if (p.distributed_optimizer && p.zero_stage > 0)
+    par.error("distributed_optimizer", fmt::format("is Megatron's form of ZeRO-1; do not combine it with "
+                                                   "zero_stage={}", p.zero_stage));
+  const OffloadSpec& o = sc.memory.offload;
+  if (o.params != Tier::none && p.zero_stage != 3)
+    off.error("params", fmt::format("parameter offload needs zero_stage 3 (got {})", p.zero_stage));
+  if (o.optimizer != Tier::none && p.zero_stage == 0 && !p.distributed_optimizer)
+    off.error("optimizer", "optimizer offload needs zero_stage >= 1 (DeepSpeed offload_optimizer "
+                           "applies to ZeRO stages 1-3)");
+  auto check_tier = [&](const char* key, Tier tier) {
+    if (tier == Tier::local_ssd && hw.local_ssd.count == 0)
+      off.error(key, fmt::format("nvme offload needs local SSDs (hardware {} has local_ssd.count=0)", hw.name));
+    if (tier == Tier::cxl && hw.cxl.capacity.value <= 0.0)
+      off.error(key, fmt::format("cxl offload needs CXL memory (hardware {} has cxl.capacity=0)", hw.name));
+  };
+  check_tier("optimizer", o.optimizer);
+  check_tier("params", o.params);
+  check_tier("activations", o.activations);
+  (void)mem;
+}
+
+}  // namespace
+
+const std::map<std::string, const ParamTable*>& scenario_param_tables() {
+  static const std::map<std::string, const ParamTable*> tables = {
+      {"", &kTop},           {"training", &kTraining},     {"parallelism", &kParallelism},
+      {"memory", &kMemory},  {"memory.offload", &kOffload}, {"checkpoint", &kCheckpoint},
+      {"failures", &kFailures}};
+  return tables;
+}
+
+Scenario parse_scenario(const json& doc, const SourceMap& sources) {
+  Diagnostics diag(&sources);
+  Scenario sc;
+  // "model" and "hardware" are objects by now (the loader inlines named documents); the reader only
+  // checks they exist, the specs read them.
+  ObjectReader top(doc, "", kTop, diag);
+  if (!top.ok()) {
+    if (doc.is_null()) diag.add("", "wrong type (got null, expected an object)");
+    diag.throw_if_any();
+  }
+  sc.name = top.string("name");
+  sc.description = top.string("description");
+  sc.seed = top.integer("seed");
+  if (top.has("model")) sc.model = parse_model(doc.at("model"), "/model", diag);
+  else top.error("model", "missing required key (expected a model name, path or object)");
+  if (top.has("hardware")) sc.hardware = parse_hardware(doc.at("hardware"), "/hardware", diag);
+  else top.error("hardware", "missing required key (expected a hardware profile name, path or object)");
+  sc.gpus = top.has("gpus") ? top.integer("gpus") : 0;
+  sc.nodes = top.has("nodes") ? top.integer("nodes") : 0;
+
+  ObjectReader tr(top.object("training"), "/training", kTraining, diag);
+  TrainingSpec& t = sc.training;
+  t.seq_len = tr.integer("seq_len");
+  t.micro_batch_size = tr.integer("micro_batch_size");
+  t.global_batch_size = tr.integer("global_batch_size");
+  t.precision = precision_or(tr.choice("precision"), Precision::bf16);
+  t.grad_precision = tr.has("grad_precision") ? precision_or(tr.choice("grad_precision"), t.precision)
+                                              : t.precision;
+  t.state_precision = precision_or(tr.choice("state_precision"), Precision::fp32);
+  t.optimizer = tr.choice("optimizer") == "sgd" ? Optimizer::sgd : Optimizer::adam;
+  t.iterations = tr.integer("iterations");
+  t.flash_attention = tr.has("flash_attention") ? tr.boolean("flash_attention") : sc.model.flash_attention;
+
+  ObjectReader par(top.object("parallelism"), "/parallelism", kParallelism, diag);
+  ParallelismSpec& p = sc.parallelism;
+  p.tp = par.integer("tp");
+  p.pp = par.integer("pp");
+  p.dp = par.has("dp") ? par.integer("dp") : 1;
+  p.sequence_parallel = par.boolean("sequence_parallel");
+  std::string schedule = par.choice("schedule");
+  p.schedule = schedule == "gpipe" ? Schedule::gpipe
+               : schedule == "interleaved" ? Schedule::interleaved : Schedule::one_f_one_b;
+  p.virtual_stages = par.integer("virtual_stages");
+  p.zero_stage = par.integer("zero_stage");
+  p.distributed_optimizer = par.boolean("distributed_optimizer");
+
+  ObjectReader mem(top.object("memory"), "/memory", kMemory, diag);
+  std::string recompute = mem.choice("recompute");
+  sc.memory.recompute = recompute == "full" ? Recompute::full
+                        : recompute == "selective" ? Recompute::selective : Recompute::none;
+  sc.memory.comm_buffer = Bytes(mem.quantity("comm_buffer"));
+  ObjectReader off(mem.object("offload"), "/memory/offload", kOffload, diag);
+  sc.memory.offload.optimizer = tier_from_string(off.choice("optimizer"));
+  sc.memory.offload.params = tier_from_string(off.choice("params"));
+  sc.memory.offload.activations = tier_from_string(off.choice("activations"));
+  sc.memory.offload.host_buffer_factor = off.number("host_buffer_factor");
+
+  if (top.has("checkpoint")) {
+    ObjectReader ck(top.object("checkpoint"), "/checkpoint", kCheckpoint, diag);
+    sc.checkpoint.enabled = true;
+    sc.checkpoint.interval_iterations = ck.integer("interval_iterations");
+    sc.checkpoint.strategy = ck.choice("strategy");
+    for (const auto& s : ck.string_list("tiers")) sc.checkpoint.tiers.push_back(tier_from_string(s));
+    sc.checkpoint.sharded = ck.boolean("sharded");
+  }
+  if (top.has("failures")) {
+    ObjectReader fr(top.object("failures"), "/failures", kFailures, diag);
+    FailureSpec& f = sc.failures;
+    f.enabled = true;
+    f.gpu_mtbf = Seconds(fr.quantity("gpu_mtbf"));
+    if (fr.has("node_mtbf")) f.node_mtbf = Seconds(fr.quantity("node_mtbf"));
+    f.restart_time = Seconds(fr.quantity("restart_time"));
+    f.horizon = Seconds(fr.quantity("horizon"));
+    f.distribution = fr.choice("distribution");
+    f.weibull_shape = fr.number("weibull_shape");
+    f.seed = fr.integer("seed");
+  }
+
+  // Cross-field checks only make sense on individually valid fields.
+  if (diag.empty())
+    check_cross_fields(sc, top, tr, par, mem, off);
+  diag.throw_if_any();
+  return sc;
+}
+
+}  // namespace strata

@@ -1,0 +1,112 @@
+#pragma once
+
+/// A validated scenario: the model, the hardware, the cluster size and every policy choice.
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/config/hardware_spec.hpp"
+#include "sim/config/model_spec.hpp"
+#include "sim/config/precision.hpp"
+#include "sim/core/diagnostics.hpp"
+#include "sim/core/params.hpp"
+
+namespace strata {
+
+enum class Schedule { gpipe, one_f_one_b, interleaved };
+enum class Recompute { none, selective, full };
+enum class Tier { none, hbm, dram, cxl, local_ssd, object_store };
+enum class Optimizer { adam, sgd };
+
+std::string to_string(Schedule s);
+std::string to_string(Recompute r);
+std::string to_string(Tier t);
+
+struct TrainingSpec {
+  std::int64_t seq_len = 0;
+  std::int64_t micro_batch_size = 1;
+  std::int64_t global_batch_size = 1;
+  Precision precision = Precision::bf16;
+  Precision grad_precision = Precision::bf16;
+  Precision state_precision = Precision::fp32;
+  Optimizer optimizer = Optimizer::adam;
+  std::int64_t iterations = 2;
+  bool flash_attention = true;
+};
+
+struct ParallelismSpec {
+  std::int64_t tp = 1;
+  std::int64_t pp = 1;
+  std::int64_t dp = 1;
+  bool sequence_parallel = false;
+  Schedule schedule = Schedule::one_f_one_b;
+  std::int64_t virtual_stages = 1;
+  std::int64_t zero_stage = 0;
+  bool distributed_optimizer = false;
+};
+
+struct OffloadSpec {
+  Tier optimizer = Tier::none;
+  Tier params = Tier::none;
+  Tier activations = Tier::none;
+  double host_buffer_factor = 1.0;
+};
+
+struct MemorySpec {
+  Recompute recompute = Recompute::none;
+  OffloadSpec offload;
+  Bytes comm_buffer;
+};
+
+struct CheckpointSpec {
+  bool enabled = false;
+  std::int64_t interval_iterations = 0;
+  std::string strategy;
+  std::vector<Tier> tiers;
+  bool sharded = true;
+};
+
+struct FailureSpec {
+  bool enabled = false;
+  Seconds gpu_mtbf;
+  Seconds node_mtbf;
+  Seconds restart_time;
+  Seconds horizon;
+  std::string distribution;
+  double weibull_shape = 1.0;
+  std::int64_t seed = 0;
+};
+
+struct Scenario {
+  std::string name;
+  std::string description;
+  ModelSpec model;
+  HardwareSpec hardware;
+  std::int64_t gpus = 0;
+  std::int64_t nodes = 0;  ///< ceil(gpus / gpus_per_node)
+  std::int64_t seed = 0;
+  TrainingSpec training;
+  ParallelismSpec parallelism;
+  MemorySpec memory;
+  CheckpointSpec checkpoint;
+  FailureSpec failures;
+
+  /// Micro-batches per iteration per pipeline: global / (micro · dp).
+  std::int64_t num_microbatches() const {
+    return training.global_batch_size / (training.micro_batch_size * parallelism.dp);
+  }
+};
+
+/// Parameter tables of each scenario section ("" is the top level), for docs.
+const std::map<std::string, const ParamTable*>& scenario_param_tables();
+
+/// Validates a composed scenario document (model and hardware already inlined). Collects every
+/// error, then throws InputError.
+Scenario parse_scenario(const nlohmann::json& doc, const SourceMap& sources);
+
+}  // namespace strata

@@ -1,0 +1,149 @@
+#include "sim/core/units.hpp"
+
+#include <fmt/format.h>
+
+#include <array>
+#include <charconv>
+#include <cmath>
+#include <utility>
+
+namespace strata {
+
+namespace {
+
+struct Prefix {
+  std::string_view symbol;
+  double factor;
+};
+
+// Binary prefixes first so that "Gi" is not read as "G" followed by "i".
+constexpr std::array<Prefix, 12> kPrefixes{{{"Ki", 1024.0},
+                                            {"Mi", 1048576.0},
+                                            {"Gi", 1073741824.0},
+                                            {"Ti", 1099511627776.0},
+                                            {"Pi", 1125899906842624.0},
+                                            {"k", 1e3},
+                                            {"K", 1e3},
+                                            {"M", 1e6},
+                                            {"G", 1e9},
+                                            {"T", 1e12},
+                                            {"P", 1e15},
+                                            {"E", 1e18}}};
+
+struct Unit {
+  std::string_view symbol;
+  Dimension dim;
+  double factor;  // to SI base
+  bool takes_prefix;
+};
+
+// Bits are 1/8 byte: network line rates are quoted in Gb/s.
+constexpr std::array<Unit, 17> kUnits{{{"B", Dimension::bytes, 1.0, true},
+                                       {"b", Dimension::bytes, 0.125, true},
+                                       {"B/s", Dimension::bytes_per_second, 1.0, true},
+                                       {"b/s", Dimension::bytes_per_second, 0.125, true},
+                                       {"bps", Dimension::bytes_per_second, 0.125, true},
+                                       {"FLOP", Dimension::flops, 1.0, true},
+                                       {"FLOPS", Dimension::flops_per_second, 1.0, true},
+                                       {"FLOP/s", Dimension::flops_per_second, 1.0, true},
+                                       {"s", Dimension::seconds, 1.0, false},
+                                       {"ms", Dimension::seconds, 1e-3, false},
+                                       {"us", Dimension::seconds, 1e-6, false},
+                                       {"ns", Dimension::seconds, 1e-9, false},
+                                       {"min", Dimension::seconds, 60.0, false},
+                                       {"h", Dimension::seconds, 3600.0, false},
+                                       {"d", Dimension::seconds, 86400.0, false},
+                                       {"day", Dimension::seconds, 86400.0, false},
+                                       {"days", Dimension::seconds, 86400.0, false}}};
+
+std::optional<std::pair<Dimension, double>> lookup_unit(std::string_view text) {
+  for (const Unit& u : kUnits)
+    if (text == u.symbol) return std::pair{u.dim, u.factor};
+  for (const Prefix& p : kPrefixes) {
+    if (!text.starts_with(p.symbol)) continue;
+    std::string_view rest = text.substr(p.symbol.size());
+    for (const Unit& u : kUnits)
+      if (u.takes_prefix && rest == u.symbol) return std::pair{u.dim, u.factor * p.factor};
+  }
+  return std::nullopt;
+}
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+}  // namespace
+
+const char* dimension_example(Dimension dim) {
+  switch (dim) {
+    case Dimension::bytes: return "a size like \"80 GiB\"";
+    case Dimension::seconds: return "a duration like \"10 min\"";
+    case Dimension::bytes_per_second: return "a bandwidth like \"25 GB/s\"";
+    case Dimension::flops: return "a FLOP count like \"3.1 PFLOP\"";
+    case Dimension::flops_per_second: return "a compute rate like \"312 TFLOPS\"";
+    case Dimension::dimensionless: return "a number";
+  }
+  return "a quantity";
+}
+
+std::optional<double> parse_quantity(std::string_view text, Dimension dim, std::string* why) {
+  std::string_view s = trim(text);
+  double number = 0.0;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), number);
+  if (ec != std::errc() || end == s.data()) {
+    if (why) *why = "no number";
+    return std::nullopt;
+  }
+  if (!std::isfinite(number)) {
+    if (why) *why = "not a finite number";
+    return std::nullopt;
+  }
+  std::string_view unit = trim(std::string_view(end, s.data() + s.size() - end));
+  if (unit.empty()) return number;  // a bare number is already in SI base units
+  auto found = lookup_unit(unit);
+  if (!found) {
+    if (why) *why = fmt::format("unknown unit '{}'", unit);
+    return std::nullopt;
+  }
+  if (found->first != dim) {
+    if (why) *why = fmt::format("unit '{}' is not {}", unit, dimension_example(dim));
+    return std::nullopt;
+  }
+  return number * found->second;
+}
+
+std::string format_bytes(double bytes) {
+  constexpr std::array<const char*, 6> names{"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+  double v = bytes;
+  std::size_t i = 0;
+  while (std::fabs(v) >= 1024.0 && i + 1 < names.size()) {
+    v /= 1024.0;
+    ++i;
+  }
+  return i == 0 ? fmt::format("{:.0f} B", v) : fmt::format("{:.2f} {}", v, names[i]);
+}
+
+std::string format_seconds(double seconds) {
+  double a = std::fabs(seconds);
+  if (a == 0.0) return "0 s";
+  if (a < 1e-3) return fmt::format("{:.1f} us", seconds * 1e6);
+  if (a < 1.0) return fmt::format("{:.2f} ms", seconds * 1e3);
+  if (a < 600.0) return fmt::format("{:.2f} s", seconds);
+  if (a < 3 * 3600.0) return fmt::format("{:.1f} min", seconds / 60.0);
+  return fmt::format("{:.2f} h", seconds / 3600.0);
+}
+
+std::string format_count(double count) {
+  constexpr std::array<const char*, 5> names{"", "K", "M", "B", "T"};
+  double v = count;
+  std::size_t i = 0;
+  while (std::fabs(v) >= 1000.0 && i + 1 < names.size()) {
+    v /= 1000.0;
+    ++i;
+  }
+  return i == 0 ? fmt::format("{:.0f}", v) : fmt::format("{:.2f}{}", v, names[i]);
+}
+
+}  // namespace strata

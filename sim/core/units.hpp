@@ -1,0 +1,24 @@
+#pragma once
+
+/// The one place where unit-bearing text ("80 GiB", "200 Gb/s", "312 TFLOPS", "10 min") becomes SI.
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "sim/core/quantity.hpp"
+
+namespace strata {
+
+/// Parses `text` as a quantity of dimension `dim`. Returns the value in SI base units, or nullopt with
+/// `why` set to a short reason ("unknown unit 'GiBs'").
+std::optional<double> parse_quantity(std::string_view text, Dimension dim, std::string* why);
+
+/// Formats bytes with a binary prefix ("45.56 GiB"), for tables.
+std::string format_bytes(double bytes);
+/// Formats a duration with a fitting unit ("13.75 s", "2.1 ms", "3.2 h").
+std::string format_seconds(double seconds);
+/// Formats a plain count with SI prefix ("175.0 B" for 1.75e11 params uses "G"; here "175.0G").
+std::string format_count(double count);
+
+}  // namespace strata

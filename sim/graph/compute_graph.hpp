@@ -1,0 +1,100 @@
+#pragma once
+
+/// The model's computation graph for one micro-batch: ops (norms, projections, attention core, MLP,
+/// MoE router and experts, embedding, LM head, loss) as vertices, tensors as edges (Boost.Graph).
+/// Sizes are for the whole (unsharded) model; how they split over tensor/sequence parallelism is a
+/// property of each weight and tensor, applied by the policies that read the graph.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <boost/graph/adjacency_list.hpp>
+
+#include "sim/config/model_spec.hpp"
+
+namespace strata {
+
+enum class OpKind {
+  embedding,
+  norm,
+  qkv_projection,
+  attention_core,
+  attention_output,
+  mlp_up,
+  mlp_activation,
+  mlp_down,
+  router,
+  experts,
+  final_norm,
+  lm_head,
+  loss
+};
+
+std::string to_string(OpKind kind);
+
+/// How a weight or a tensor divides over the tensor-parallel group of size t.
+enum class Split {
+  replicated,  ///< every TP rank holds all of it
+  tensor,      ///< divided by t (column/row-parallel weights and their outputs)
+  sequence     ///< replicated under plain TP, divided by t with sequence parallelism
+};
+
+/// A tensor an op keeps for its backward pass.
+struct SavedTensor {
+  std::string name;
+  double bytes = 0.0;
+  Split split = Split::replicated;
+  /// Attention-score tensors (s² per head): dropped by selective recompute.
+  bool attention_scores = false;
+  /// The block's input: all that full recomputation keeps.
+  bool block_input = false;
+};
+
+struct Op {
+  std::string name;
+  OpKind kind = OpKind::norm;
+  /// Transformer block index; -1 before the first block, num_layers after the last.
+  int layer = 0;
+  double forward_flops = 0.0;   ///< one micro-batch, whole model width
+  double backward_flops = 0.0;  ///< input and weight gradients: 2× forward for GEMMs
+  double params_split = 0.0;       ///< weights divided over TP
+  double params_replicated = 0.0;  ///< weights every TP rank holds
+  /// The LM head tied to the token embedding: counted once in the model's parameters, but held
+  /// again by the last pipeline stage when it is not the first.
+  bool shares_embedding = false;
+  std::vector<SavedTensor> saved = {};
+  double output_bytes = 0.0;
+
+  double params() const { return params_split + params_replicated; }
+};
+
+/// A tensor flowing from one op to another.
+struct TensorEdge {
+  double bytes = 0.0;
+};
+
+using ComputeGraph = boost::adjacency_list<boost::vecS, boost::vecS, boost::bidirectionalS, Op, TensorEdge>;
+using OpId = ComputeGraph::vertex_descriptor;
+
+/// Shape of the micro-batch the graph is built for.
+struct GraphShape {
+  std::int64_t seq_len = 0;
+  std::int64_t micro_batch = 1;
+  double activation_bytes = 2.0;  ///< bytes per activation element
+  bool flash_attention = true;
+};
+
+/// Builds the graph and checks it is acyclic (an internal invariant).
+ComputeGraph build_compute_graph(const ModelSpec& model, const GraphShape& shape);
+
+/// Ops in topological order (Boost.Graph). Throws std::logic_error on a cycle.
+std::vector<OpId> topological_order(const ComputeGraph& graph);
+
+/// Total parameters of the model (a tied LM head counted once).
+double total_parameters(const ComputeGraph& graph);
+
+/// Model FLOPs of forward + backward for one micro-batch, without recomputation.
+double model_flops(const ComputeGraph& graph);
+
+}  // namespace strata

@@ -1,0 +1,223 @@
+#include "sim/graph/memory_model.hpp"
+
+#include <algorithm>
+
+namespace strata {
+
+double rank_bytes(const SavedTensor& t, const ActivationPolicy& policy) {
+  const double tp = static_cast<double>(policy.tp);
+  switch (t.split) {
+    case Split::tensor: return t.bytes / tp;
+    case Split::sequence: return policy.sequence_parallel ? t.bytes / tp : t.bytes;
+    case Split::replicated: return t.bytes;
+  }
+  return t.bytes;
+}
+
+double layer_activation_bytes(const ComputeGraph& graph, int layer, const ActivationPolicy& policy) {
+  double total = 0.0;
+  for (auto v : boost::make_iterator_range(boost::vertices(graph))) {
+    const Op& op = graph[v];
+    if (op.layer != layer) continue;
+    for (const SavedTensor& t : op.saved) {
+      if (policy.recompute == Recompute::full && !t.block_input) continue;
+      if (policy.recompute == Recompute::selective && t.attention_scores) continue;
+      total += rank_bytes(t, policy);
+    }
+  }
+  return total;
+}
+
+StateBytes state_bytes(const TrainingSpec& t) {
+  StateBytes b;
+  // Transformer Engine keeps fp8 models' weights in 16-bit and casts per GEMM.
+  b.weights = t.precision == Precision::fp8 ? 2.0 : bytes_per_element(t.precision);
+  b.gradients = bytes_per_element(t.grad_precision);
+  // Mixed precision keeps a master copy of low-precision weights (Micikevicius et al. 2018);
+  // Adam adds two moments, SGD with momentum one (ZeRO §3.1: K = 12 for fp32 Adam).
+  const double state = bytes_per_element(t.state_precision);
+  const bool needs_master = bytes_per_element(t.precision) < bytes_per_element(t.state_precision) ||
+                            t.precision == Precision::fp8;
+  const double moments = t.optimizer == Optimizer::adam ? 2.0 : 1.0;
+  b.optimizer = (needs_master ? state : 0.0) + moments * state;
+  return b;
+}
+
+double microbatches_in_flight(const Scenario& sc, int stage) {
+  const double m = static_cast<double>(sc.num_microbatches());
+  const double p = static_cast<double>(sc.parallelism.pp);
+  const double v = static_cast<double>(sc.parallelism.virtual_stages);
+  switch (sc.parallelism.schedule) {
+    case Schedule::gpipe: return m;
+    case Schedule::one_f_one_b: return std::min(p - stage, m);
+    case Schedule::interleaved:
+      return std::min(2.0 * (p - stage - 1) + (v - 1.0) * p + 1.0, m * v) / v;
+  }
+  return m;
+}
+
+namespace {
+
+struct StageContents {
+  double params = 0.0;         // per TP rank, before ZeRO
+  double largest_op = 0.0;     // per TP rank
+  double layer_activations = 0.0;   // one micro-batch, all blocks on the stage
+  double first_stage_extra = 0.0;   // embedding tensors, one micro-batch
+  double last_stage_extra = 0.0;    // head and loss tensors, one micro-batch
+  double workspace = 0.0;
+};
+
+StageContents stage_contents(const Scenario& sc, const ComputeGraph& graph, const PipelinePartition& part,
+                             int stage) {
+  const ActivationPolicy policy{sc.parallelism.tp, sc.parallelism.sequence_parallel, sc.memory.recompute};
+  const ActivationPolicy keep_all{sc.parallelism.tp, sc.parallelism.sequence_parallel, Recompute::none};
+  const int last = part.stages - 1;
+  const int L = static_cast<int>(sc.model.num_layers);
+  StageContents c;
+  for (auto v : boost::make_iterator_range(boost::vertices(graph))) {
+    const Op& op = graph[v];
+    int op_stage = op.layer < 0 ? 0 : op.layer >= L ? last : part.stage_of_layer(op.layer);
+    if (op_stage != stage) continue;
+    // A tied LM head is a second copy of the embedding only when it sits on another stage.
+    if (!(op.shares_embedding && part.stages == 1)) {
+      double local = op.params_split / static_cast<double>(sc.parallelism.tp) + op.params_replicated;
+      c.params += local;
+      c.largest_op = std::max(c.largest_op, local);
+    }
+    if (op.layer < 0 || op.layer >= L) {
+      double bytes = 0.0;
+      for (const auto& t : op.saved) bytes += rank_bytes(t, policy);
+      (op.layer < 0 ? c.first_stage_extra : c.last_stage_extra) += bytes;
+    }
+  }
+  double biggest_rebuild = 0.0;
+  for (const auto& chunk : part.chunks) {
+    if (chunk.stage != stage) continue;
+    for (int layer = chunk.first_layer; layer < chunk.first_layer + chunk.num_layers; ++layer) {
+      double kept = layer_activation_bytes(graph, layer, policy);
+      c.layer_activations += kept;
+      biggest_rebuild = std::max(biggest_rebuild, layer_activation_bytes(graph, layer, keep_all) - kept);
+    }
+  }
+  // Recomputation rebuilds one block (full) or one attention core (selective) at a time.
+  c.workspace = biggest_rebuild;
+  return c;
+}
+
+double tier_capacity(const HardwareSpec& hw, Tier tier) {
+  switch (tier) {
+    case Tier::dram: return hw.host.dram.value;
+    case Tier::cxl: return hw.cxl.capacity.value;
+    case Tier::local_ssd: return static_cast<double>(hw.local_ssd.count) * hw.local_ssd.capacity.value;
+    default: return 0.0;
+  }
+}
+
+}  // namespace
+
+MemoryEstimate estimate_memory(const Scenario& sc, const ComputeGraph& graph, const PipelinePartition& part) {
+  const ParallelismSpec& par = sc.parallelism;
+  const OffloadSpec& off = sc.memory.offload;
+  const double dp = static_cast<double>(par.dp);
+  const StateBytes bytes = state_bytes(sc.training);
+  const int zero = static_cast<int>(par.zero_stage);
+  const bool shard_optimizer = zero >= 1 || par.distributed_optimizer;
+  const double m = static_cast<double>(sc.num_microbatches());
+  // Activation prefetch keeps the block being computed and the next one on the GPU.
+  constexpr double kResidentLayersWhenOffloaded = 2.0;
+
+  MemoryEstimate est;
+  for (int s = 0; s < part.stages; ++s) {
+    StageContents c = stage_contents(sc, graph, part, s);
+    StageMemory sm;
+    sm.stage = s;
+    sm.num_ranks = par.tp * par.dp;
+    sm.first_rank = static_cast<std::int64_t>(s) * sm.num_ranks;
+    sm.parameters = c.params;
+    sm.layers = part.layers_on_stage(s);
+    sm.microbatches_in_flight = microbatches_in_flight(sc, s);
+    const double N = c.params;
+
+    // Model states (ZeRO §5: P_os shards optimizer states, P_g gradients, P_p parameters).
+    double weights = bytes.weights * N / (zero >= 3 ? dp : 1.0);
+    double grads = bytes.gradients * N / (zero >= 2 ? dp : 1.0);
+    double optim = bytes.optimizer * N / (shard_optimizer ? dp : 1.0);
+    // ZeRO-3 gathers one op's full weights and produces its full gradient in the compute dtype
+    // (DeepSpeed estimate_zero3_model_states_mem_needs: largest_layer_memory = 4·largest_layer_params).
+    double gathered = zero >= 3 ? c.largest_op * 2.0 * bytes.weights : 0.0;
+    if (off.optimizer != Tier::none) {
+      // ZeRO-Offload: gradients stream to the tier as fp32 and the optimizer step runs there.
+      sm.offloaded[off.optimizer] += (bytes.optimizer + bytes_per_element(Precision::fp32)) * N / dp;
+      optim = 0.0;
+      grads = 0.0;
+    }
+    if (off.params != Tier::none) {
+      sm.offloaded[off.params] += bytes.weights * N / dp;
+      weights = 0.0;
+    }
+    sm.hbm.params = weights + gathered;
+    sm.hbm.gradients = grads;
+    sm.hbm.optimizer = optim;
+
+    // Activations of every micro-batch in flight; the embedding's for as many, the head's for one
+    // (the last stage runs each micro-batch's backward right after its forward) unless GPipe.
+    double in_flight = sm.microbatches_in_flight;
+    double head_in_flight = par.schedule == Schedule::gpipe ? m : 1.0;
+    double acts = in_flight * c.layer_activations + in_flight * c.first_stage_extra +
+                  head_in_flight * c.last_stage_extra;
+    if (off.activations != Tier::none && sm.layers > 0) {
+      double per_layer = c.layer_activations / sm.layers;
+      double resident = std::min(acts, kResidentLayersWhenOffloaded * per_layer);
+      sm.offloaded[off.activations] += acts - resident;
+      acts = resident;
+    }
+    sm.hbm.activations = acts;
+    sm.hbm.workspace = c.workspace;
+    double allocated = sm.hbm.params + sm.hbm.gradients + sm.hbm.optimizer + sm.hbm.activations + sm.hbm.workspace;
+    sm.hbm.buffers = sc.hardware.overheads.runtime_reserved.value + (par.dp > 1 ? sc.memory.comm_buffer.value : 0.0) +
+                     sc.hardware.overheads.fragmentation * allocated;
+    est.stages.push_back(sm);
+  }
+
+  // Peak HBM and overflows per stage.
+  for (const auto& sm : est.stages) {
+    if (sm.hbm.total() > est.gpu_peak) {
+      est.gpu_peak = sm.hbm.total();
+      est.most_loaded_stage = sm.stage;
+    }
+    if (sm.hbm.total() > sc.hardware.gpu.hbm.value)
+      est.overflows.push_back({"gpu", sm.first_rank, Tier::hbm, sm.hbm.total(), sc.hardware.gpu.hbm.value});
+  }
+
+  // Offload tiers per node: ranks are numbered tp fastest, then dp, then pp (Megatron's order), and
+  // fill nodes in rank order. Pinned host buffers scale DRAM and CXL use.
+  const std::int64_t per_stage = par.tp * par.dp;
+  const std::int64_t gpn = sc.hardware.gpus_per_node;
+  for (Tier tier : {Tier::dram, Tier::cxl, Tier::local_ssd}) {
+    TierUsage u;
+    u.capacity_per_node = tier_capacity(sc.hardware, tier);
+    const double factor = tier == Tier::local_ssd ? 1.0 : off.host_buffer_factor;
+    for (std::int64_t node = 0; node < sc.nodes; ++node) {
+      double used = 0.0;
+      std::int64_t end = std::min(sc.gpus, (node + 1) * gpn);
+      for (std::int64_t rank = node * gpn; rank < end;) {
+        const auto& sm = est.stages[static_cast<std::size_t>(rank / per_stage)];
+        std::int64_t stage_end = std::min(end, (rank / per_stage + 1) * per_stage);
+        auto it = sm.offloaded.find(tier);
+        if (it != sm.offloaded.end()) used += static_cast<double>(stage_end - rank) * it->second * factor;
+        rank = stage_end;
+      }
+      if (used > u.peak_per_node) {
+        u.peak_per_node = used;
+        u.peak_node = node;
+      }
+    }
+    if (u.peak_per_node > u.capacity_per_node)
+      est.overflows.push_back({"node", u.peak_node, tier, u.peak_per_node, u.capacity_per_node});
+    est.tiers[tier] = u;
+  }
+  est.fits = est.overflows.empty();
+  return est;
+}
+
+}  // namespace strata

@@ -1,0 +1,91 @@
+#pragma once
+
+/// Per-rank memory of a scenario: model states by precision and ZeRO stage, activations under the
+/// recompute policy and pipeline schedule, buffers, and the offload tiers per node.
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "sim/config/scenario_spec.hpp"
+#include "sim/graph/compute_graph.hpp"
+#include "sim/graph/pipeline_partition.hpp"
+
+namespace strata {
+
+/// How activations split over a tensor-parallel group, and what recomputation keeps.
+struct ActivationPolicy {
+  std::int64_t tp = 1;
+  bool sequence_parallel = false;
+  Recompute recompute = Recompute::none;
+};
+
+/// Bytes one TP rank keeps of one saved tensor.
+double rank_bytes(const SavedTensor& t, const ActivationPolicy& policy);
+/// Bytes one TP rank keeps for the backward pass of transformer block `layer`, one micro-batch
+/// (Korthikanti et al. 2022, Table 2, generalised).
+double layer_activation_bytes(const ComputeGraph& graph, int layer, const ActivationPolicy& policy);
+
+/// Bytes per parameter of each model state, from the precisions and the optimizer.
+struct StateBytes {
+  double weights = 2.0;
+  double gradients = 2.0;
+  double optimizer = 12.0;
+};
+StateBytes state_bytes(const TrainingSpec& training);
+
+struct MemoryBreakdown {
+  double params = 0.0;
+  double gradients = 0.0;
+  double optimizer = 0.0;
+  double activations = 0.0;  ///< saved for backward, all micro-batches in flight
+  double workspace = 0.0;    ///< transient: one layer rebuilt by recomputation
+  double buffers = 0.0;      ///< runtime, communication buckets, fragmentation
+  double total() const { return params + gradients + optimizer + activations + workspace + buffers; }
+};
+
+/// One pipeline stage's representative rank (all tp·dp ranks of a stage are alike).
+struct StageMemory {
+  int stage = 0;
+  std::int64_t first_rank = 0;
+  std::int64_t num_ranks = 0;
+  double parameters = 0.0;  ///< parameters this rank holds (before ZeRO sharding)
+  int layers = 0;
+  double microbatches_in_flight = 0.0;
+  MemoryBreakdown hbm;
+  std::map<Tier, double> offloaded;  ///< bytes this rank keeps in each offload tier
+};
+
+struct TierUsage {
+  double capacity_per_node = 0.0;
+  double peak_per_node = 0.0;  ///< the most loaded node
+  std::int64_t peak_node = 0;
+};
+
+struct Overflow {
+  std::string device;  ///< "gpu" or "node"
+  std::int64_t index = 0;  ///< rank or node
+  Tier tier = Tier::hbm;
+  double need = 0.0;
+  double capacity = 0.0;
+};
+
+struct MemoryEstimate {
+  std::vector<StageMemory> stages;
+  double gpu_peak = 0.0;
+  int most_loaded_stage = 0;
+  std::map<Tier, TierUsage> tiers;  ///< dram, cxl, local_ssd
+  std::vector<Overflow> overflows;
+  bool fits = true;
+};
+
+/// Micro-batches whose activations a stage holds at its peak, as a multiple of one micro-batch of
+/// all its layers. 1F1B: min(p-s, m); GPipe: m; interleaved: Megatron's warm-up count
+/// (2(p-s-1) + (v-1)p + 1 chunk-micro-batches) over v chunks, which for s=0 is p(1+(p-1)/(pv))
+/// (Korthikanti et al. 2022 §4.2.3).
+double microbatches_in_flight(const Scenario& sc, int stage);
+
+MemoryEstimate estimate_memory(const Scenario& sc, const ComputeGraph& graph, const PipelinePartition& partition);
+
+}  // namespace strata

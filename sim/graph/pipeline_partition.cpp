@@ -1,0 +1,39 @@
+#include "sim/graph/pipeline_partition.hpp"
+
+#include <stdexcept>
+
+namespace strata {
+
+int PipelinePartition::layers_on_stage(int stage) const {
+  int n = 0;
+  for (const auto& c : chunks)
+    if (c.stage == stage) n += c.num_layers;
+  return n;
+}
+
+int PipelinePartition::stage_of_layer(int layer) const {
+  for (const auto& c : chunks)
+    if (layer >= c.first_layer && layer < c.first_layer + c.num_layers) return c.stage;
+  throw std::out_of_range("layer outside the partition");
+}
+
+PipelinePartition partition_layers(int num_layers, int stages, int virtual_stages) {
+  if (stages < 1 || virtual_stages < 1 || num_layers < stages)
+    throw std::invalid_argument("partition needs 1 <= stages <= layers");
+  PipelinePartition p{stages, virtual_stages, {}};
+  const int num_chunks = stages * virtual_stages;
+  std::vector<int> sizes(num_chunks, num_layers / num_chunks);
+  int extra = num_layers % num_chunks;
+  // Middle chunks first, then the last, then the first.
+  for (int c = 1; c + 1 < num_chunks && extra > 0; ++c, --extra) ++sizes[c];
+  if (extra > 0 && num_chunks > 1) ++sizes[num_chunks - 1], --extra;
+  if (extra > 0) ++sizes[0], --extra;
+  int next = 0;
+  for (int c = 0; c < num_chunks; ++c) {
+    p.chunks.push_back({c % stages, c / stages, next, sizes[c]});
+    next += sizes[c];
+  }
+  return p;
+}
+
+}  // namespace strata

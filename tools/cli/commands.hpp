@@ -1,0 +1,25 @@
+#pragma once
+
+/// The CLI's subcommands. Each returns the process exit code: 0 done, 2 invalid input.
+
+#include <string>
+#include <vector>
+
+#include "tools/cli/data_catalog.hpp"
+
+namespace strata::cli {
+
+struct RunOptions {
+  std::string scenario;
+  std::vector<std::string> overrides;
+  std::string json_out;  ///< "" none, "-" stdout
+  bool quiet = false;
+};
+
+int run_command(const DataCatalog& catalog, const RunOptions& options);
+int describe_command(const DataCatalog& catalog, const std::string& what);
+
+/// Prints an InputError's diagnostics to stderr, one per line.
+void print_input_error(const std::exception& e);
+
+}  // namespace strata::cli

@@ -1,0 +1,59 @@
+// strata: wiring only. Parses the command line and hands over to a subcommand.
+
+#include <CLI/CLI.hpp>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <cstdio>
+
+#include "sim/core/diagnostics.hpp"
+#include "tools/cli/commands.hpp"
+
+int main(int argc, char** argv) {
+  using namespace strata::cli;
+  CLI::App app{"Strata: simulate the memory and storage systems behind large-model training"};
+  app.set_version_flag("--version", std::string("strata ") + STRATA_VERSION);
+  app.require_subcommand(1);
+  bool verbose = false;
+  std::string data_dir;
+  app.add_flag("-v,--verbose", verbose, "log details to stderr");
+  app.add_option("--data-dir", data_dir, "folder with models/, hardware_profiles/, scenarios/");
+
+  RunOptions run;
+  auto* run_cmd = app.add_subcommand("run", "simulate one scenario and report memory (and later time)");
+  run_cmd->add_option("scenario", run.scenario, "scenario file or shipped scenario name")->required();
+  run_cmd->add_option("--set", run.overrides, "override a field: PATH=VALUE, e.g. parallelism.tp=4")
+      ->allow_extra_args(false);
+  run_cmd->add_option("--json", run.json_out, "write the JSON report to FILE, or - for stdout");
+  run_cmd->add_flag("-q,--quiet", run.quiet, "no summary table");
+
+  std::string what;
+  auto* describe_cmd = app.add_subcommand("describe", "list models, hardware profiles, policies, scenarios");
+  describe_cmd->add_option("what", what, "models | hardware | policies | scenarios")
+      ->check(CLI::IsMember({"models", "hardware", "policies", "scenarios"}));
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int code = app.exit(e);
+    return code == 0 ? 0 : 2;
+  }
+
+  auto logger = spdlog::stderr_color_mt("strata");
+  spdlog::set_default_logger(logger);
+  spdlog::set_pattern("%^%l%$: %v");
+  spdlog::set_level(verbose ? spdlog::level::debug : spdlog::level::warn);
+
+  try {
+    DataCatalog catalog = DataCatalog::locate(data_dir);
+    if (run_cmd->parsed()) return run_command(catalog, run);
+    if (describe_cmd->parsed()) return describe_command(catalog, what);
+  } catch (const strata::InputError& e) {
+    print_input_error(e);
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "internal error: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}
