@@ -155,7 +155,7 @@ MemoryEstimate estimate_memory(const Scenario& sc, const ComputeGraph& graph, co
       sm.offloaded[off.params] += bytes.weights * N / dp;
       weights = 0.0;
     }
-    sm.hbm.params = weights + gathered;
+    sm.hbm.params = weights;
     sm.hbm.gradients = grads;
     sm.hbm.optimizer = optim;
 
@@ -172,7 +172,7 @@ MemoryEstimate estimate_memory(const Scenario& sc, const ComputeGraph& graph, co
       acts = resident;
     }
     sm.hbm.activations = acts;
-    sm.hbm.workspace = c.workspace;
+    sm.hbm.workspace = c.workspace + gathered;
     double allocated = sm.hbm.params + sm.hbm.gradients + sm.hbm.optimizer + sm.hbm.activations + sm.hbm.workspace;
     sm.hbm.buffers = sc.hardware.overheads.runtime_reserved.value + (par.dp > 1 ? sc.memory.comm_buffer.value : 0.0) +
                      sc.hardware.overheads.fragmentation * allocated;

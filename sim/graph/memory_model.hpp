@@ -40,7 +40,7 @@ struct MemoryBreakdown {
   double gradients = 0.0;
   double optimizer = 0.0;
   double activations = 0.0;  ///< saved for backward, all micro-batches in flight
-  double workspace = 0.0;    ///< transient: one layer rebuilt by recomputation
+  double workspace = 0.0;    ///< transient: one layer rebuilt by recomputation, ZeRO-3 gathered weights
   double buffers = 0.0;      ///< runtime, communication buckets, fragmentation
   double total() const { return params + gradients + optimizer + activations + workspace + buffers; }
 };

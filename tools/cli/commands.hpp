@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "tools/cli/data_catalog.hpp"
+#include "sim/config/folder_catalog.hpp"
 
 namespace strata::cli {
 
@@ -16,8 +16,8 @@ struct RunOptions {
   bool quiet = false;
 };
 
-int run_command(const DataCatalog& catalog, const RunOptions& options);
-int describe_command(const DataCatalog& catalog, const std::string& what);
+int run_command(const FolderCatalog& catalog, const RunOptions& options);
+int describe_command(const FolderCatalog& catalog, const std::string& what);
 
 /// Prints an InputError's diagnostics to stderr, one per line.
 void print_input_error(const std::exception& e);

@@ -22,7 +22,7 @@ void print_table(const std::string& section, const ParamTable& table) {
                 expected_text(p).c_str());
 }
 
-void describe_models(const DataCatalog& catalog) {
+void describe_models(const FolderCatalog& catalog) {
   std::printf("%-18s %10s %7s %6s %6s  %s\n", "model", "parameters", "hidden", "layers", "heads", "description");
   for (const auto& name : catalog.list("model")) {
     try {
@@ -42,7 +42,7 @@ void describe_models(const DataCatalog& catalog) {
   }
 }
 
-void describe_hardware(const DataCatalog& catalog) {
+void describe_hardware(const FolderCatalog& catalog) {
   std::printf("%-18s %5s %10s %10s  %s\n", "hardware", "GPUs", "HBM", "bf16", "description");
   for (const auto& name : catalog.list("hardware")) {
     try {
@@ -78,7 +78,7 @@ void describe_policies() {
 
 }  // namespace
 
-int describe_command(const DataCatalog& catalog, const std::string& what) {
+int describe_command(const FolderCatalog& catalog, const std::string& what) {
   if (what.empty() || what == "models") describe_models(catalog);
   if (what.empty()) std::printf("\n");
   if (what.empty() || what == "hardware") describe_hardware(catalog);

@@ -5,9 +5,21 @@
 #include <spdlog/spdlog.h>
 
 #include <cstdio>
+#include <cstdlib>
 
 #include "sim/core/diagnostics.hpp"
 #include "tools/cli/commands.hpp"
+
+namespace {
+
+/// --data-dir if given, else $STRATA_DATA_DIR, else the source tree the binary was built from.
+strata::FolderCatalog locate_data(const std::string& option) {
+  if (!option.empty()) return strata::FolderCatalog(option);
+  if (const char* env = std::getenv("STRATA_DATA_DIR"); env && *env) return strata::FolderCatalog(env);
+  return strata::FolderCatalog(STRATA_DATA_DIR);
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   using namespace strata::cli;
@@ -45,7 +57,7 @@ int main(int argc, char** argv) {
   spdlog::set_level(verbose ? spdlog::level::debug : spdlog::level::warn);
 
   try {
-    DataCatalog catalog = DataCatalog::locate(data_dir);
+    strata::FolderCatalog catalog = locate_data(data_dir);
     if (run_cmd->parsed()) return run_command(catalog, run);
     if (describe_cmd->parsed()) return describe_command(catalog, what);
   } catch (const strata::InputError& e) {

@@ -21,7 +21,7 @@ void print_input_error(const std::exception& e) {
   }
 }
 
-int run_command(const DataCatalog& catalog, const RunOptions& options) {
+int run_command(const FolderCatalog& catalog, const RunOptions& options) {
   std::vector<Override> overrides;
   for (const auto& text : options.overrides) overrides.push_back(parse_override(text));
 

@@ -1,24 +1,23 @@
-#include "tools/cli/data_catalog.hpp"
+#include "sim/config/folder_catalog.hpp"
 
 #include <algorithm>
-#include <cstdlib>
 
-namespace strata::cli {
+namespace strata {
 
-std::filesystem::path DataCatalog::folder(const std::string& kind) const {
+std::filesystem::path FolderCatalog::folder(const std::string& kind) const {
   if (kind == "model") return root_ / "models";
   if (kind == "hardware") return root_ / "hardware_profiles";
   return root_ / "scenarios";
 }
 
-std::optional<std::filesystem::path> DataCatalog::find(const std::string& kind, const std::string& name) const {
+std::optional<std::filesystem::path> FolderCatalog::find(const std::string& kind, const std::string& name) const {
   auto path = folder(kind) / (name + ".json");
   std::error_code ec;
   if (std::filesystem::is_regular_file(path, ec)) return path;
   return std::nullopt;
 }
 
-std::vector<std::string> DataCatalog::list(const std::string& kind) const {
+std::vector<std::string> FolderCatalog::list(const std::string& kind) const {
   std::vector<std::string> names;
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(folder(kind), ec))
@@ -28,10 +27,4 @@ std::vector<std::string> DataCatalog::list(const std::string& kind) const {
   return names;
 }
 
-DataCatalog DataCatalog::locate(const std::string& data_dir_option) {
-  if (!data_dir_option.empty()) return DataCatalog(data_dir_option);
-  if (const char* env = std::getenv("STRATA_DATA_DIR"); env && *env) return DataCatalog(env);
-  return DataCatalog(STRATA_DATA_DIR);
-}
-
-}  // namespace strata::cli
+}  // namespace strata

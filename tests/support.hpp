@@ -1,0 +1,84 @@
+#pragma once
+
+// Shared helpers for the test suite: loading shipped scenarios with overrides, and printing the
+// comparison tables every validation test shows (source value, Strata value, error).
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "sim/config/folder_catalog.hpp"
+#include "sim/config/scenario_loader.hpp"
+#include "sim/exec/run.hpp"
+
+namespace strata::test {
+
+inline const FolderCatalog& catalog() {
+  static const FolderCatalog c(STRATA_SOURCE_DIR);
+  return c;
+}
+
+inline std::filesystem::path source_path(const std::string& relative) {
+  return std::filesystem::path(STRATA_SOURCE_DIR) / relative;
+}
+
+/// Loads scenarios/NAME.json with `--set` style overrides ("parallelism.tp=4").
+inline Scenario load(const std::string& name, const std::vector<std::string>& sets = {}) {
+  std::vector<Override> overrides;
+  for (const auto& s : sets) overrides.push_back(parse_override(s));
+  return load_scenario(source_path("scenarios/" + name + ".json"), overrides, catalog());
+}
+
+/// Validates an inline scenario document.
+inline Scenario load_inline(const nlohmann::json& doc, const std::vector<std::string>& sets = {}) {
+  std::vector<Override> overrides;
+  for (const auto& s : sets) overrides.push_back(parse_override(s));
+  ComposedScenario c = compose_scenario(doc, "inline.json", STRATA_SOURCE_DIR, overrides, catalog());
+  return parse_scenario(c.doc, c.sources);
+}
+
+/// Rows of (what, source value, Strata value), printed as a table with the relative error.
+class Comparison {
+ public:
+  Comparison(std::string title, std::string unit) : title_(std::move(title)), unit_(std::move(unit)) {}
+
+  void add(std::string label, double source, double strata) { rows_.push_back({std::move(label), source, strata}); }
+
+  static double error(double source, double strata) {
+    return source == 0.0 ? std::fabs(strata) : std::fabs(strata - source) / std::fabs(source);
+  }
+  double max_error() const {
+    double m = 0.0;
+    for (const auto& r : rows_) m = std::max(m, error(r.source, r.strata));
+    return m;
+  }
+  double mean_error() const {
+    double sum = 0.0;
+    for (const auto& r : rows_) sum += error(r.source, r.strata);
+    return rows_.empty() ? 0.0 : sum / static_cast<double>(rows_.size());
+  }
+  const auto& rows() const { return rows_; }
+
+  void print() const {
+    std::cout << fmt::format("\n{}\n{:<44} {:>16} {:>16} {:>9}\n", title_, "case", "source " + unit_,
+                             "strata " + unit_, "error");
+    for (const auto& r : rows_)
+      std::cout << fmt::format("{:<44} {:>16.6g} {:>16.6g} {:>8.3f}%\n", r.label, r.source, r.strata,
+                               100.0 * error(r.source, r.strata));
+    std::cout << fmt::format("mean error {:.3f}%, max {:.3f}%\n", 100.0 * mean_error(), 100.0 * max_error());
+  }
+
+ private:
+  struct Row {
+    std::string label;
+    double source;
+    double strata;
+  };
+  std::string title_, unit_;
+  std::vector<Row> rows_;
+};
+
+}  // namespace strata::test
