@@ -115,6 +115,7 @@ json from_huggingface(const json& hf) {
 
 ModelSpec parse_model(const json& raw, const std::string& pointer, Diagnostics& diag) {
   const json doc = is_huggingface_config(raw) ? from_huggingface(raw) : raw;
+  const std::size_t errors_before = diag.size();
   ObjectReader r(doc, pointer, model_param_table(), diag);
   ModelSpec m;
   if (!r.ok()) {
@@ -148,10 +149,11 @@ ModelSpec parse_model(const json& raw, const std::string& pointer, Diagnostics& 
   m.experts_per_token = m.num_experts > 0 ? r.integer("num_experts_per_tok") : 0;
   m.flash_attention = r.boolean("flash_attention");
 
-  if (m.num_heads > 0 && m.num_kv_heads > 0 && m.num_heads % m.num_kv_heads != 0)
+  if (diag.size() != errors_before) return m;  // cross-field checks need valid fields
+  if (m.num_heads % m.num_kv_heads != 0)
     r.error("num_key_value_heads",
             fmt::format("{} does not divide num_attention_heads={}", m.num_kv_heads, m.num_heads));
-  if (!r.has("head_dim") && m.num_heads > 0 && m.hidden_size % m.num_heads != 0)
+  if (!r.has("head_dim") && m.hidden_size % m.num_heads != 0)
     r.error("num_attention_heads", fmt::format("{} does not divide hidden_size={} (set head_dim)",
                                                m.num_heads, m.hidden_size));
   if (m.num_experts > 0 && m.experts_per_token > m.num_experts)

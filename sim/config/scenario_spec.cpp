@@ -175,9 +175,11 @@ void check_cross_fields(Scenario& sc, ObjectReader& top, ObjectReader& tr, Objec
   }
   if (has_nodes && hw.gpus_per_node > 0) {
     std::int64_t from_nodes = sc.nodes * hw.gpus_per_node;
-    if (has_gpus && sc.gpus != from_nodes)
+    if (has_gpus && sc.gpus != from_nodes) {
       top.error("gpus", fmt::format("{} disagrees with nodes·gpus_per_node = {}·{} = {}", sc.gpus,
                                     sc.nodes, hw.gpus_per_node, from_nodes));
+      return;
+    }
     sc.gpus = from_nodes;
   }
   if (hw.gpus_per_node > 0) sc.nodes = (sc.gpus + hw.gpus_per_node - 1) / hw.gpus_per_node;

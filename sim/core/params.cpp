@@ -53,7 +53,7 @@ std::string expected_text(const Param& p) {
     case ParamKind::choice: return "one of: " + join(p.choices, ", ");
     case ParamKind::string_list:
       return p.choices.empty() ? "a list of strings" : "a list of: " + join(p.choices, ", ");
-    case ParamKind::quantity: return dimension_example(p.dim) + range_text(p);
+    case ParamKind::quantity: return std::string(dimension_example(p.dim)) + (p.min > 0.0 ? " greater than 0" : "");
     case ParamKind::object: return "an object";
   }
   return "a value";

@@ -26,6 +26,7 @@ int main(int argc, char** argv) {
   CLI::App app{"Strata: simulate the memory and storage systems behind large-model training"};
   app.set_version_flag("--version", std::string("strata ") + STRATA_VERSION);
   app.require_subcommand(1);
+  app.fallthrough();  // global flags (-v, --data-dir) also after the subcommand
   bool verbose = false;
   std::string data_dir;
   app.add_flag("-v,--verbose", verbose, "log details to stderr");

@@ -1,0 +1,122 @@
+// The strata binary end to end: exit codes, where output goes, atomic report files, determinism of
+// every shipped scenario.
+
+#include <catch2/catch.hpp>
+
+#include <array>
+#include <cstdio>
+#include <fstream>
+#include <sys/wait.h>
+
+#include "support.hpp"
+
+namespace {
+
+struct Result {
+  int code = -1;
+  std::string out;
+};
+
+/// Runs `strata ARGS` from the source tree; `stderr_to` chooses where stderr goes.
+Result strata_cli(const std::string& args, const std::string& stderr_to = "/dev/null") {
+  std::string cmd = fmt::format("cd '{}' && '{}' {} 2>{}", STRATA_SOURCE_DIR, STRATA_BINARY, args, stderr_to);
+  Result r;
+  FILE* pipe = popen(cmd.c_str(), "r");
+  REQUIRE(pipe);
+  std::array<char, 4096> buf{};
+  std::size_t n;
+  while ((n = std::fread(buf.data(), 1, buf.size(), pipe)) > 0) r.out.append(buf.data(), n);
+  int status = pclose(pipe);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+std::string temp_file(const std::string& name) {
+  auto p = std::filesystem::temp_directory_path() / ("strata-cli-test-" + name);
+  std::filesystem::remove(p);
+  return p.string();
+}
+
+}  // namespace
+
+TEST_CASE("strata --version and describe succeed", "[cli]") {
+  Result v = strata_cli("--version");
+  CHECK(v.code == 0);
+  CHECK(v.out.starts_with("strata "));
+  Result m = strata_cli("describe models");
+  CHECK(m.code == 0);
+  CHECK(m.out.find("gpt3-175b") != std::string::npos);
+  CHECK(m.out.find("174.62B") != std::string::npos);
+  Result h = strata_cli("describe hardware");
+  CHECK(h.code == 0);
+  CHECK(h.out.find("rtx4090-pcie-8x") != std::string::npos);
+  Result p = strata_cli("describe policies");
+  CHECK(p.code == 0);
+  for (const char* name : {"interleaved", "selective", "nvme", "near_storage", "weibull"})
+    CHECK(p.out.find(name) != std::string::npos);
+}
+
+TEST_CASE("A run writes the report atomically and prints the summary", "[cli]") {
+  std::string out = temp_file("ok.json");
+  Result r = strata_cli(fmt::format("run default --json {}", out));
+  CHECK(r.code == 0);
+  CHECK(r.out.find("FITS") != std::string::npos);
+  REQUIRE(std::filesystem::exists(out));
+  auto report = nlohmann::json::parse(std::ifstream(out));
+  CHECK(report["schema"] == "strata.report/v1");
+  CHECK(report["fits"] == true);
+  std::filesystem::remove(out);
+}
+
+TEST_CASE("A report to stdout leaves only JSON on stdout", "[cli]") {
+  Result r = strata_cli("run scenarios/korthikanti-22b-full.json --json - -v");
+  CHECK(r.code == 0);
+  auto report = nlohmann::json::parse(r.out);  // throws if anything else reached stdout
+  CHECK(report["model"]["name"] == "megatron-22b");
+}
+
+TEST_CASE("Overrides reach into scenario, model and hardware", "[cli]") {
+  Result r = strata_cli("run default --quiet --json - --set hardware.gpu.hbm=\"40 GiB\" --set memory.recompute=none");
+  CHECK(r.code == 0);
+  auto report = nlohmann::json::parse(r.out);
+  CHECK(report["memory"]["gpu_capacity_bytes"] == 40ll * 1024 * 1024 * 1024);
+  CHECK(report["fits"] == false);
+  CHECK(report["memory"]["overflows"][0]["tier"] == "hbm");
+}
+
+TEST_CASE("Invalid input exits 2, one line per error, and writes nothing", "[cli]") {
+  std::string out = temp_file("bad.json");
+  std::string err = temp_file("bad.err");
+  Result r = strata_cli(fmt::format("run default --json {} --set parallelism.tp=5 --set gpus=40 --set "
+                                    "training.micro_batch_size=0",
+                                    out),
+                        err);
+  CHECK(r.code == 2);
+  CHECK(r.out.empty());
+  CHECK_FALSE(std::filesystem::exists(out));
+  std::ifstream in(err);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CHECK(text == "--set training.micro_batch_size=0: /training/micro_batch_size: out of range (got 0, expected an "
+                "integer >= 1)\n");
+  std::filesystem::remove(err);
+
+  CHECK(strata_cli("run no-such-scenario").code == 2);
+  CHECK(strata_cli("run default --set nonsense").code == 2);
+  CHECK(strata_cli("run").code == 2);
+  CHECK(strata_cli("frobnicate").code == 2);
+}
+
+TEST_CASE("Every shipped scenario runs and gives byte-identical reports twice", "[cli][determinism]") {
+  int scenarios = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(strata::test::source_path("scenarios"))) {
+    if (entry.path().extension() != ".json") continue;
+    std::string args = fmt::format("run {} --quiet --json -", entry.path().string());
+    Result a = strata_cli(args), b = strata_cli(args);
+    INFO(entry.path().filename().string());
+    CHECK(a.code == 0);
+    CHECK_FALSE(a.out.empty());
+    CHECK(a.out == b.out);
+    ++scenarios;
+  }
+  CHECK(scenarios >= 15);
+}

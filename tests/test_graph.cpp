@@ -1,0 +1,61 @@
+// The computation graph: structure (acyclic, one op chain per block), FLOPs against Korthikanti
+// et al. Eq. 7, and the pipeline partition.
+
+#include <catch2/catch.hpp>
+
+#include "sim/graph/compute_graph.hpp"
+#include "sim/graph/pipeline_partition.hpp"
+#include "support.hpp"
+
+using namespace strata;
+
+TEST_CASE("Model FLOPs per iteration equal Korthikanti et al. Eq. 7", "[validation][graph]") {
+  // 72·B·L·s·h²·(1 + s/(6h) + v/(12hL)), model FLOPs without recomputation (Appendix A).
+  test::Comparison table("Model FLOPs per iteration vs Korthikanti et al. 2022 Eq. 7", "PFLOP");
+  for (const char* name : {"korthikanti-22b-full", "korthikanti-175b-full", "korthikanti-530b-full", "korthikanti-1t-full"}) {
+    Scenario sc = test::load(name);
+    RunResult r = run_scenario(sc);
+    const double B = sc.training.global_batch_size, L = sc.model.num_layers, s = sc.training.seq_len,
+                 h = sc.model.hidden_size, v = sc.model.vocab_size;
+    double eq7 = 72.0 * B * L * s * h * h * (1.0 + s / (6.0 * h) + v / (12.0 * h * L));
+    table.add(name, eq7 / 1e15, r.flops_per_iteration / 1e15);
+  }
+  table.print();
+  CHECK(table.max_error() < 1e-12);
+}
+
+TEST_CASE("The graph is a DAG with every block's ops in order", "[graph]") {
+  Scenario sc = test::load("mixtral-8x7b-h100");
+  ComputeGraph g = build_compute_graph(sc.model, GraphShape{.seq_len = 4096});
+  auto order = topological_order(g);
+  REQUIRE(order.size() == boost::num_vertices(g));
+  CHECK(g[order.front()].kind == OpKind::embedding);
+  CHECK(g[order.back()].kind == OpKind::loss);
+  int routers = 0;
+  for (auto v : order) routers += g[v].kind == OpKind::router;
+  CHECK(routers == sc.model.num_layers);
+  // Edges carry the bytes of the tensor they move: every block input is a bf16 [s, b, h] tensor.
+  for (auto e : boost::make_iterator_range(boost::edges(g)))
+    CHECK(g[e].bytes > 0.0);
+}
+
+TEST_CASE("Flash attention keeps no s² tensors", "[graph]") {
+  Scenario sc = test::load("korthikanti-22b-selective");
+  GraphShape shape{.seq_len = 2048, .micro_batch = 4, .activation_bytes = 2.0, .flash_attention = true};
+  ComputeGraph g = build_compute_graph(sc.model, shape);
+  for (auto v : boost::make_iterator_range(boost::vertices(g)))
+    for (const auto& t : g[v].saved) CHECK_FALSE(t.attention_scores);
+}
+
+TEST_CASE("Uneven pipelines give the first and last stage fewer blocks", "[graph]") {
+  // Llama 3 §3.3.2: 126 layers over 16 stages, one layer fewer on the first and last stage.
+  PipelinePartition p = partition_layers(126, 16, 1);
+  CHECK(p.layers_on_stage(0) == 7);
+  CHECK(p.layers_on_stage(15) == 7);
+  for (int s = 1; s < 15; ++s) CHECK(p.layers_on_stage(s) == 8);
+  PipelinePartition inter = partition_layers(96, 8, 3);
+  CHECK(inter.chunks.size() == 24);
+  CHECK(inter.layers_on_stage(0) == 12);
+  CHECK(inter.stage_of_layer(4) == 1);  // chunk 1 (layers 4-7) sits on stage 1
+  CHECK(inter.stage_of_layer(32) == 0);  // chunk 8 wraps around to stage 0
+}

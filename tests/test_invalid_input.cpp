@@ -1,0 +1,203 @@
+// Invalid input: every error names the file (or --set override), the JSON pointer and what was
+// expected; all errors of a document are reported together. Messages are pinned exactly.
+
+#include <catch2/catch.hpp>
+
+#include <fstream>
+
+#include "sim/core/json_file.hpp"
+#include "support.hpp"
+
+using namespace strata;
+using nlohmann::json;
+
+namespace {
+
+// Korthikanti's GPT-3 175B case, inline, naming shipped model and hardware documents.
+json base() {
+  return {{"model", "gpt3-175b"},
+          {"hardware", "dgx-a100-80g"},
+          {"gpus", 64},
+          {"training", {{"seq_len", 2048}, {"micro_batch_size", 1}, {"global_batch_size", 64}}},
+          {"parallelism", {{"tp", 8}, {"pp", 8}, {"schedule", "interleaved"}, {"virtual_stages", 3}}}};
+}
+
+/// The error text of validating `doc` with `sets`, or "" when it is valid.
+std::string errors_of(const json& doc, const std::vector<std::string>& sets = {}) {
+  // Messages show shipped files relative to the working directory.
+  std::filesystem::current_path(STRATA_SOURCE_DIR);
+  try {
+    test::load_inline(doc, sets);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+json with(json doc, const std::string& pointer, json value) {
+  doc[json::json_pointer(pointer)] = std::move(value);
+  return doc;
+}
+
+json without(json doc, const std::string& key) {
+  doc.erase(key);
+  return doc;
+}
+
+}  // namespace
+
+TEST_CASE("The base scenario of the invalid-input tests is valid", "[input]") { CHECK(errors_of(base()) == ""); }
+
+TEST_CASE("Invalid scenarios give one pinned line per error", "[input]") {
+  struct Case {
+    const char* what;
+    json doc;
+    std::vector<std::string> sets;
+    std::string expected;
+  };
+  const std::vector<Case> cases = {
+      {"tp does not divide heads", base(), {"gpus=40", "parallelism.tp=5"},
+       "--set parallelism.tp=5: /parallelism/tp: 5 does not divide num_attention_heads=96"},
+      {"unknown unit", base(), {"hardware.gpu.hbm=80 GiBs"},
+       "--set hardware.gpu.hbm=80 GiBs: /hardware/gpu/hbm: invalid quantity: unknown unit 'GiBs' "
+       "(got \"80 GiBs\", expected a size like \"80 GiB\" greater than 0)"},
+      {"negative size", base(), {"hardware.gpu.hbm=-5 GiB"},
+       "--set hardware.gpu.hbm=-5 GiB: /hardware/gpu/hbm: must not be negative (got \"-5 GiB\", expected a size "
+       "like \"80 GiB\" greater than 0)"},
+      {"unit of the wrong dimension", base(), {"hardware.nic.bandwidth=200 GB"},
+       "--set hardware.nic.bandwidth=200 GB: /hardware/nic/bandwidth: invalid quantity: unit 'GB' is not a "
+       "bandwidth like \"25 GB/s\" (got \"200 GB\", expected a bandwidth like \"25 GB/s\")"},
+      {"not a number", with(base(), "/failures", {{"gpu_mtbf", "soon"}}), {},
+       "inline.json: /failures/gpu_mtbf: invalid quantity: no number (got \"soon\", expected a duration like "
+       "\"10 min\" greater than 0)"},
+      {"unknown key", with(base(), "/training/seq_length", 2048), {},
+       "inline.json: /training/seq_length: unknown key (got \"seq_length\", expected one of: seq_len, "
+       "micro_batch_size, global_batch_size, precision, grad_precision, state_precision, optimizer, "
+       "iterations, flash_attention)"},
+      {"unknown top-level key", with(base(), "/paralelism", json::object()), {},
+       "inline.json: /paralelism: unknown key (got \"paralelism\", expected one of: name, description, model, "
+       "hardware, gpus, nodes, seed, training, parallelism, memory, checkpoint, failures)"},
+      {"missing model", without(base(), "model"), {},
+       "inline.json: /model: missing required key (expected a model name, path or object)"},
+      {"unknown model", with(base(), "/model", "gpt5"), {},
+       "inline.json: /model: unknown model (got \"gpt5\", expected one of: gpt3-175b, llama-2-7b, llama-3-70b, "
+       "llama-3-8b, llama-3.1-405b, megatron-1t, megatron-22b, mixtral-8x7b, turing-530b)"},
+      {"model file not found", with(base(), "/model", "models/nope.json"), {},
+       "inline.json: /model: model file not found (got \"models/nope.json\")"},
+      {"zero micro-batch size", with(base(), "/training/micro_batch_size", 0), {},
+       "inline.json: /training/micro_batch_size: out of range (got 0, expected an integer >= 1)"},
+      {"wrong type", with(base(), "/parallelism/tp", "eight"), {},
+       "inline.json: /parallelism/tp: wrong type (got \"eight\", expected an integer >= 1)"},
+      {"fractional integer", with(base(), "/training/seq_len", 2048.5), {},
+       "inline.json: /training/seq_len: wrong type (got 2048.5, expected an integer >= 1)"},
+      {"tp·pp·dp differs from gpus", with(base(), "/parallelism/dp", 2), {},
+       "inline.json: /parallelism/dp: tp·pp·dp = 8·8·2 = 128 does not equal gpus=64"},
+      {"gpus not divisible by tp·pp", with(base(), "/gpus", 100), {},
+       "inline.json: /parallelism/pp: tp·pp = 8·8 = 64 does not divide gpus=100"},
+      {"global batch not divisible", with(with(base(), "/gpus", 128), "/training/global_batch_size", 65), {},
+       "inline.json: /training/global_batch_size: 65 is not divisible by micro_batch_size·dp = 1·2 = 2"},
+      {"interleaved needs m multiple of p", with(base(), "/training/global_batch_size", 60), {},
+       "inline.json: /training/global_batch_size: gives 60 micro-batches, which the interleaved schedule needs "
+       "to be a multiple of pp=8"},
+      {"layers not divisible by pp·v", with(base(), "/parallelism/virtual_stages", 5), {},
+       "inline.json: /parallelism/virtual_stages: num_hidden_layers=96 is not divisible by pp·virtual_stages = "
+       "8·5 = 40"},
+      {"virtual stages without interleaving", with(base(), "/parallelism/schedule", "1f1b"), {},
+       "inline.json: /parallelism/virtual_stages: 3 needs schedule \"interleaved\" (got \"1f1b\")"},
+      {"unknown schedule", with(base(), "/parallelism/schedule", "zigzag"), {},
+       "inline.json: /parallelism/schedule: unknown value (got \"zigzag\", expected one of: gpipe, 1f1b, "
+       "interleaved)"},
+      {"unsupported precision", with(base(), "/training/precision", "fp8"), {},
+       "inline.json: /training/precision: fp8 is not supported by A100-SXM4-80GB (no gpu.peak_tflops.fp8)"},
+      {"ZeRO-3 with pipelining", with(base(), "/parallelism/zero_stage", 3), {},
+       "inline.json: /parallelism/zero_stage: ZeRO stage 3 cannot be combined with pp=8 (DeepSpeed supports "
+       "only ZeRO-1 with pipeline parallelism)"},
+      {"param offload without ZeRO-3", with(base(), "/memory", {{"offload", {{"params", "cpu"}}}}), {},
+       "inline.json: /memory/offload/params: parameter offload needs zero_stage 3 (got 0)"},
+      {"CXL offload without CXL", with(base(), "/memory", {{"offload", {{"activations", "cxl"}}}}), {},
+       "inline.json: /memory/offload/activations: cxl offload needs CXL memory (hardware dgx-a100-80g has "
+       "cxl.capacity=0)"},
+      {"tp does not divide KV heads", base(),
+       {"model=llama-3-8b", "gpus=16", "parallelism.tp=16", "parallelism.pp=1", "parallelism.schedule=1f1b",
+        "parallelism.virtual_stages=1", "training.global_batch_size=1"},
+       "--set parallelism.tp=16: /parallelism/tp: 16 does not divide num_key_value_heads=8"},
+      {"no cluster size", without(base(), "gpus"), {},
+       "inline.json: /gpus: missing cluster size (expected \"gpus\" or \"nodes\")"},
+      {"gpus and nodes disagree", with(base(), "/nodes", 2), {},
+       "inline.json: /gpus: 64 disagrees with nodes·gpus_per_node = 2·8 = 16"},
+      {"bad value inside a model file", base(), {"model.hidden_size=-1"},
+       "--set model.hidden_size=-1: /model/hidden_size: out of range (got -1, expected an integer >= 1)"},
+      {"unknown recompute", with(base(), "/memory", {{"recompute", "partial"}}), {},
+       "inline.json: /memory/recompute: unknown value (got \"partial\", expected one of: none, selective, full)"},
+      {"unknown checkpoint tier", with(base(), "/checkpoint", {{"tiers", {"dram", "tape"}}}), {},
+       "inline.json: /checkpoint/tiers/1: unknown value (got \"tape\", expected one of: dram, cxl, local_ssd, "
+       "object_store)"},
+      {"sequence longer than learned positions", with(base(), "/training/seq_len", 4096), {},
+       "inline.json: /training/seq_len: 4096 exceeds the model's max_position_embeddings=2048"},
+      {"setting inside a scalar", base(), {"training.seq_len.x=1"},
+       "--set training.seq_len.x=1: /training/seq_len: cannot set a key inside a non-object value"},
+      {"inline model with bad head count",
+       with(base(), "/model", {{"hidden_size", 100}, {"num_hidden_layers", 8}, {"num_attention_heads", 3},
+                               {"vocab_size", 1000}}),
+       {},
+       "inline.json: /model/num_attention_heads: 3 does not divide hidden_size=100 (set head_dim)"},
+      {"every error at once", with(with(base(), "/training/micro_batch_size", -1), "/parallelism/pp", "x"), {},
+       "inline.json: /training/micro_batch_size: out of range (got -1, expected an integer >= 1)\n"
+       "inline.json: /parallelism/pp: wrong type (got \"x\", expected an integer >= 1)"},
+      {"scenario is not an object", json::array({1, 2}), {},
+       "inline.json: /: wrong type (got [1,2], expected an object)"},
+  };
+  CHECK(cases.size() >= 25);
+  for (const Case& c : cases) {
+    INFO(c.what);
+    CHECK(errors_of(c.doc, c.sets) == c.expected);
+  }
+}
+
+TEST_CASE("Malformed files are refused before parsing", "[input]") {
+  auto dir = std::filesystem::temp_directory_path() / "strata-input-test";
+  std::filesystem::create_directories(dir);
+  auto message = [&](const std::string& name, const std::string& content) -> std::string {
+    auto path = dir / name;
+    std::ofstream(path) << content;
+    try {
+      read_json_file(path, name);
+    } catch (const InputError& e) {
+      return e.what();
+    }
+    return "";
+  };
+  CHECK(message("syntax.json", "{\"a\": 1,}").starts_with("syntax.json: /: invalid JSON at line 1, column 9: "));
+  CHECK(message("lines.json", "{\n  \"a\": [1, 2\n}").starts_with("lines.json: /: invalid JSON at line 3, column 1: "));
+  std::string deep(100, '[');
+  deep += std::string(100, ']');
+  CHECK(message("deep.json", deep) == "deep.json: /: nesting too deep (got depth 100, expected at most 64)");
+  CHECK(message("empty.json", "").starts_with("empty.json: /: invalid JSON at line 1, column 1: "));
+
+  // A 2 GB file (sparse, so the test costs no disk) is refused by its size alone.
+  auto huge = dir / "huge.json";
+  { std::ofstream(huge) << "{"; }
+  std::filesystem::resize_file(huge, 2ull * 1024 * 1024 * 1024);
+  try {
+    read_json_file(huge, "huge.json");
+    FAIL("a 2 GB file was read");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()) == "huge.json: /: file too large (got 2147483648 bytes, expected at most 67108864)");
+  }
+  std::filesystem::remove_all(dir);
+  try {
+    read_json_file(dir / "missing.json", "missing.json");
+    FAIL("a missing file was read");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()) == "missing.json: /: file not found");
+  }
+}
+
+TEST_CASE("An override without '=' is an input error", "[input]") {
+  try {
+    parse_override("parallelism.tp");
+    FAIL("accepted");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()) == "--set parallelism.tp: /: expected PATH=VALUE (e.g. parallelism.tp=4)");
+  }
+}
