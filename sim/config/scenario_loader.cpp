@@ -29,17 +29,16 @@ Override parse_override(const std::string& text) {
 
 namespace {
 
-std::string dotted_to_pointer(const std::string& dotted) {
-  std::string out;
+/// "a.b.c" → {"a", "b", "c"}.
+std::vector<std::string> split_dotted(const std::string& dotted) {
+  std::vector<std::string> parts;
   std::size_t start = 0;
-  while (start <= dotted.size()) {
+  while (true) {
     auto dot = dotted.find('.', start);
-    std::string part = dotted.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
-    out += "/" + pointer_escape(part);
-    if (dot == std::string::npos) break;
+    parts.push_back(dotted.substr(start, dot == std::string::npos ? std::string::npos : dot - start));
+    if (dot == std::string::npos) return parts;
     start = dot + 1;
   }
-  return out;
 }
 
 json override_value(const std::string& text) {
@@ -51,29 +50,20 @@ json override_value(const std::string& text) {
 }
 
 void apply_override(json& doc, const Override& o, SourceMap& sources, Diagnostics& diag) {
-  std::string pointer = dotted_to_pointer(o.path);
-  // Walk the parents so that setting under a scalar is a clear error, not an exception.
+  std::vector<std::string> keys = split_dotted(o.path);
   json* node = &doc;
-  std::string walked;
-  std::size_t pos = 1;
-  while (true) {
-    auto slash = pointer.find('/', pos);
-    if (slash == std::string::npos) break;
-    std::string key = pointer.substr(pos, slash - pos);
-    walked += "/" + key;
+  std::string pointer;
+  for (std::size_t i = 0; i < keys.size(); ++i) {
+    if (node->is_null()) *node = json::object();
     if (!node->is_object()) {
-      diag.add_raw({o.label(), walked, "cannot set a key inside a non-object value"});
+      diag.add_raw({o.label(), pointer.empty() ? "/" : pointer, "cannot set a key inside a non-object value"});
       return;
     }
-    node = &(*node)[json::json_pointer("/" + key).back()];
-    if (node->is_null()) *node = json::object();
-    pos = slash + 1;
+    pointer += '/';
+    pointer += pointer_escape(keys[i]);
+    node = &(*node)[keys[i]];
   }
-  if (!node->is_object()) {
-    diag.add_raw({o.label(), walked.empty() ? "/" : walked, "cannot set a key inside a non-object value"});
-    return;
-  }
-  doc[json::json_pointer(pointer)] = override_value(o.value);
+  *node = override_value(o.value);
   sources.label_prefix(pointer, o.label());
 }
 
