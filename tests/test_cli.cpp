@@ -68,6 +68,20 @@ TEST_CASE("A run writes the report atomically and prints the summary", "[cli]") 
   std::filesystem::remove(out);
 }
 
+TEST_CASE("The summary table fits in 100 columns", "[cli]") {
+  for (const char* name : {"default", "korthikanti-1t-full", "llama-3.1-405b-llama3-16k", "mixtral-8x7b-h100"}) {
+    Result r = strata_cli(fmt::format("run {}", name));
+    REQUIRE(r.code == 0);
+    std::size_t column = 0, widest = 0;
+    for (unsigned char c : r.out) {
+      if (c == '\n') column = 0;
+      else if ((c & 0xC0) != 0x80) widest = std::max(widest, ++column);  // count code points, not bytes
+    }
+    INFO(name);
+    CHECK(widest <= 100);
+  }
+}
+
 TEST_CASE("A report to stdout leaves only JSON on stdout", "[cli]") {
   Result r = strata_cli("run scenarios/korthikanti-22b-full.json --json - -v");
   CHECK(r.code == 0);

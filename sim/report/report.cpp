@@ -115,23 +115,26 @@ std::string summary_table(const Scenario& sc, const RunResult& r) {
   line(fmt::format("Strata {} — {}", STRATA_VERSION, sc.name.empty() ? sc.model.name : sc.name));
   line(fmt::format("model      {} ({} parameters, {} layers)", sc.model.name, format_count(r.parameters),
                    sc.model.num_layers));
-  line(fmt::format("hardware   {} × {} GPUs ({} nodes of {}), HBM {}", sc.hardware.name, sc.gpus, sc.nodes,
+  line(fmt::format("hardware   {} × {} GPUs ({} node(s) of {}), HBM {}", sc.hardware.name, sc.gpus, sc.nodes,
                    sc.hardware.gpus_per_node, format_bytes(sc.hardware.gpu.hbm.value)));
-  line(fmt::format("parallel   TP {} · PP {} · DP {}  {}{} schedule, {} micro-batches, ZeRO {}, recompute {}",
-                   p.tp, p.pp, p.dp, p.sequence_parallel ? "SP, " : "", to_string(p.schedule),
-                   sc.num_microbatches(), p.zero_stage, to_string(sc.memory.recompute)));
+  line(fmt::format("parallel   TP {} · PP {} · DP {}{}, {} schedule, {} micro-batches", p.tp, p.pp, p.dp,
+                   p.sequence_parallel ? " + SP" : "", to_string(p.schedule), sc.num_microbatches()));
+  line(fmt::format("memory     ZeRO {}{}, recompute {}, offload optimizer {} / params {} / activations {}",
+                   p.zero_stage, p.distributed_optimizer ? " (distributed optimizer)" : "",
+                   to_string(sc.memory.recompute), to_string(sc.memory.offload.optimizer),
+                   to_string(sc.memory.offload.params), to_string(sc.memory.offload.activations)));
   line("");
-  line(fmt::format("{:>5} {:>11} {:>6} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}", "stage", "ranks",
+  line(fmt::format("{:>5} {:>11} {:>6} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}", "stage", "ranks",
                    "layers", "params", "grads", "optimizer", "activ.", "workspace", "buffers", "total"));
   auto gib = [](double b) { return fmt::format("{:.2f}", b / kGiB); };
   for (const auto& st : mem.stages) {
-    line(fmt::format("{:>5} {:>11} {:>6} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10}{}", st.stage,
+    line(fmt::format("{:>5} {:>11} {:>6} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}{}", st.stage,
                      fmt::format("{}-{}", st.first_rank, st.first_rank + st.num_ranks - 1), st.layers,
                      gib(st.hbm.params), gib(st.hbm.gradients), gib(st.hbm.optimizer), gib(st.hbm.activations),
                      gib(st.hbm.workspace), gib(st.hbm.buffers), gib(st.hbm.total()),
                      st.stage == mem.most_loaded_stage ? " *" : ""));
   }
-  line(fmt::format("{:>5} {:>11} {:>6} {:>65}", "", "", "", "(GiB per GPU; * most loaded)"));
+  line(fmt::format("{:>5} {:>11} {:>6} {:>59}", "", "", "", "(GiB per GPU; * most loaded)"));
   line("");
   for (const auto& [tier, u] : mem.tiers)
     if (u.peak_per_node > 0.0 || u.capacity_per_node > 0.0)
@@ -140,6 +143,8 @@ std::string summary_table(const Scenario& sc, const RunResult& r) {
   line("");
   line(fmt::format("GPU peak   {} of {}  →  {}", format_bytes(mem.gpu_peak),
                    format_bytes(sc.hardware.gpu.hbm.value), mem.fits ? "FITS" : "DOES NOT FIT"));
+  if (sc.checkpoint.enabled || sc.failures.enabled)
+    line("note       checkpoint and failures settings are validated; their simulation is not built yet");
   for (const auto& o : mem.overflows)
     line(fmt::format("overflow   {} {} {}: needs {}, has {} (short by {})", o.device, o.index, to_string(o.tier),
                      format_bytes(o.need), format_bytes(o.capacity), format_bytes(o.need - o.capacity)));
