@@ -119,10 +119,13 @@ std::string summary_table(const Scenario& sc, const RunResult& r) {
                    sc.hardware.gpus_per_node, format_bytes(sc.hardware.gpu.hbm.value)));
   line(fmt::format("parallel   TP {} · PP {} · DP {}{}, {} schedule, {} micro-batches", p.tp, p.pp, p.dp,
                    p.sequence_parallel ? " + SP" : "", to_string(p.schedule), sc.num_microbatches()));
-  line(fmt::format("memory     ZeRO {}{}, recompute {}, offload optimizer {} / params {} / activations {}",
-                   p.zero_stage, p.distributed_optimizer ? " (distributed optimizer)" : "",
-                   to_string(sc.memory.recompute), to_string(sc.memory.offload.optimizer),
-                   to_string(sc.memory.offload.params), to_string(sc.memory.offload.activations)));
+  std::string offload;
+  const OffloadSpec& o = sc.memory.offload;
+  for (auto [what, tier] : {std::pair{"optimizer", o.optimizer}, {"params", o.params}, {"activations", o.activations}})
+    if (tier != Tier::none) offload += fmt::format("{}{}→{}", offload.empty() ? "" : ", ", what, to_string(tier));
+  line(fmt::format("memory     ZeRO {}{}, recompute {}, offload {}", p.zero_stage,
+                   p.distributed_optimizer ? " (distributed optimizer)" : "", to_string(sc.memory.recompute),
+                   offload.empty() ? "none" : offload));
   line("");
   line(fmt::format("{:>5} {:>11} {:>6} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}", "stage", "ranks",
                    "layers", "params", "grads", "optimizer", "activ.", "workspace", "buffers", "total"));
