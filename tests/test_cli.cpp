@@ -111,7 +111,7 @@ TEST_CASE("Invalid input exits 2, one line per error, and writes nothing", "[cli
   std::ifstream in(err);
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   CHECK(text == "--set training.micro_batch_size=0: /training/micro_batch_size: out of range (got 0, expected an "
-                "integer >= 1)\n");
+                "integer in [1, 1000000])\n");
   std::filesystem::remove(err);
 
   CHECK(strata_cli("run no-such-scenario").code == 2);

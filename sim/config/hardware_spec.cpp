@@ -12,7 +12,7 @@ const Param kSource{.key = "source", .kind = ParamKind::string,
 const ParamTable kTop = {
     {.key = "name", .kind = ParamKind::string, .doc = "profile name", .optional = true},
     {.key = "description", .kind = ParamKind::string, .doc = "one line", .optional = true},
-    {.key = "gpus_per_node", .kind = ParamKind::integer, .doc = "GPUs in one node", .min = 1},
+    {.key = "gpus_per_node", .kind = ParamKind::integer, .doc = "GPUs in one node", .min = 1, .max = 1024},
     {.key = "gpu", .kind = ParamKind::object, .doc = "the accelerator"},
     {.key = "nvlink", .kind = ParamKind::object, .doc = "GPU-GPU link inside a node"},
     {.key = "pcie", .kind = ParamKind::object, .doc = "GPU-host link"},

@@ -6,23 +6,30 @@ namespace strata {
 
 using nlohmann::json;
 
+namespace {
+// Bound of every architecture dimension: 100x beyond today's largest models, and small enough that
+// products of dimensions stay exact in doubles and inside int64.
+constexpr double kMaxDimension = 1e7;
+}  // namespace
+
 const ParamTable& model_param_table() {
   static const ParamTable table = {
       {.key = "name", .kind = ParamKind::string, .doc = "model name", .optional = true},
       {.key = "description", .kind = ParamKind::string, .doc = "one line", .optional = true},
       {.key = "source", .kind = ParamKind::string, .doc = "where the numbers come from", .optional = true},
-      {.key = "hidden_size", .kind = ParamKind::integer, .doc = "model width h", .min = 1},
-      {.key = "num_hidden_layers", .kind = ParamKind::integer, .doc = "transformer blocks L", .min = 1},
-      {.key = "num_attention_heads", .kind = ParamKind::integer, .doc = "query heads a", .min = 1},
+      {.key = "hidden_size", .kind = ParamKind::integer, .doc = "model width h", .min = 1, .max = kMaxDimension},
+      {.key = "num_hidden_layers", .kind = ParamKind::integer, .doc = "transformer blocks L", .min = 1, .max = kMaxDimension},
+      {.key = "num_attention_heads", .kind = ParamKind::integer, .doc = "query heads a", .min = 1, .max = kMaxDimension},
       {.key = "num_key_value_heads", .kind = ParamKind::integer,
-       .doc = "K/V heads (GQA); default = num_attention_heads", .min = 1, .optional = true},
+       .doc = "K/V heads (GQA); default = num_attention_heads", .min = 1, .max = kMaxDimension, .optional = true},
       {.key = "head_dim", .kind = ParamKind::integer,
-       .doc = "per-head width; default hidden_size / num_attention_heads", .min = 1, .optional = true},
+       .doc = "per-head width; default hidden_size / num_attention_heads", .min = 1, .max = kMaxDimension, .optional = true},
       {.key = "intermediate_size", .kind = ParamKind::integer,
-       .doc = "MLP width (per expert for MoE); default 4·hidden_size", .min = 1, .optional = true},
-      {.key = "vocab_size", .kind = ParamKind::integer, .doc = "vocabulary V", .min = 1},
+       .doc = "MLP width (per expert for MoE); default 4·hidden_size", .min = 1, .max = kMaxDimension, .optional = true},
+      {.key = "vocab_size", .kind = ParamKind::integer, .doc = "vocabulary V", .min = 1, .max = kMaxDimension},
       {.key = "max_position_embeddings", .kind = ParamKind::integer, .default_value = 0,
-       .doc = "rows of the learned position embedding (ignored for rotary)", .min = 0},
+       .doc = "rows of the learned position embedding (ignored for rotary)", .min = 0,
+       .max = kMaxDimension},
       {.key = "hidden_act", .kind = ParamKind::choice, .default_value = "gelu",
        .doc = "MLP activation",
        .choices = {"gelu", "gelu_new", "gelu_pytorch_tanh", "relu", "silu", "swiglu", "geglu"}},
@@ -44,9 +51,9 @@ const ParamTable& model_param_table() {
       {.key = "attention_dropout", .kind = ParamKind::number, .default_value = 0.0,
        .doc = "dropout on attention probabilities (saves an s² mask when > 0)", .min = 0.0, .max = 1.0},
       {.key = "num_local_experts", .kind = ParamKind::integer, .default_value = 0,
-       .doc = "MoE experts per layer (0: dense)", .min = 0},
+       .doc = "MoE experts per layer (0: dense)", .min = 0, .max = kMaxDimension},
       {.key = "num_experts_per_tok", .kind = ParamKind::integer, .default_value = 2,
-       .doc = "experts each token is routed to", .min = 1},
+       .doc = "experts each token is routed to", .min = 1, .max = kMaxDimension},
       {.key = "flash_attention", .kind = ParamKind::boolean, .default_value = true,
        .doc = "default of training.flash_attention for this model"},
   };

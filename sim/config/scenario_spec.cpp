@@ -48,6 +48,10 @@ Tier tier_from_string(const std::string& s) {
   return Tier::none;
 }
 
+// Upper bound of counts (GPUs, degrees, batch, sequence): far beyond any real cluster, and small
+// enough that products of three of them stay inside int64.
+constexpr double kMaxCount = 1e6;
+
 std::vector<std::string> names(const char* category) { return policy_catalog().names(category); }
 
 const ParamTable kTop = {
@@ -56,10 +60,10 @@ const ParamTable kTop = {
     {.key = "model", .kind = ParamKind::object, .doc = "model: a name in models/, a path, or inline"},
     {.key = "hardware", .kind = ParamKind::object,
      .doc = "hardware profile: a name in hardware_profiles/, a path, or inline"},
-    {.key = "gpus", .kind = ParamKind::integer, .doc = "cluster size in GPUs (or give nodes)", .min = 1,
+    {.key = "gpus", .kind = ParamKind::integer, .doc = "cluster size in GPUs (or give nodes)", .min = 1, .max = kMaxCount,
      .optional = true},
     {.key = "nodes", .kind = ParamKind::integer, .doc = "cluster size in whole nodes (or give gpus)",
-     .min = 1, .optional = true},
+     .min = 1, .max = kMaxCount, .optional = true},
     {.key = "seed", .kind = ParamKind::integer, .default_value = 0, .doc = "seed of every random choice", .min = 0},
     {.key = "training", .kind = ParamKind::object, .doc = "batch, sequence, precision"},
     {.key = "parallelism", .kind = ParamKind::object, .default_value = json::object(),
@@ -71,10 +75,10 @@ const ParamTable kTop = {
 };
 
 const ParamTable kTraining = {
-    {.key = "seq_len", .kind = ParamKind::integer, .doc = "tokens per sequence s", .min = 1},
+    {.key = "seq_len", .kind = ParamKind::integer, .doc = "tokens per sequence s", .min = 1, .max = kMaxCount},
     {.key = "micro_batch_size", .kind = ParamKind::integer, .default_value = 1,
-     .doc = "sequences per micro-batch b", .min = 1},
-    {.key = "global_batch_size", .kind = ParamKind::integer, .doc = "sequences per iteration B", .min = 1},
+     .doc = "sequences per micro-batch b", .min = 1, .max = kMaxCount},
+    {.key = "global_batch_size", .kind = ParamKind::integer, .doc = "sequences per iteration B", .min = 1, .max = kMaxCount},
     {.key = "precision", .kind = ParamKind::choice, .default_value = "bf16",
      .doc = "compute dtype (weights and activations)", .choices = precision_names()},
     {.key = "grad_precision", .kind = ParamKind::choice,
@@ -91,16 +95,17 @@ const ParamTable kTraining = {
 };
 
 const ParamTable kParallelism = {
-    {.key = "tp", .kind = ParamKind::integer, .default_value = 1, .doc = "tensor-parallel degree", .min = 1},
-    {.key = "pp", .kind = ParamKind::integer, .default_value = 1, .doc = "pipeline stages", .min = 1},
+    {.key = "tp", .kind = ParamKind::integer, .default_value = 1, .doc = "tensor-parallel degree", .min = 1, .max = kMaxCount},
+    {.key = "pp", .kind = ParamKind::integer, .default_value = 1, .doc = "pipeline stages", .min = 1, .max = kMaxCount},
     {.key = "dp", .kind = ParamKind::integer,
-     .doc = "data-parallel degree; default gpus / (tp·pp)", .min = 1, .optional = true},
+     .doc = "data-parallel degree; default gpus / (tp·pp)", .min = 1, .max = kMaxCount,
+     .optional = true},
     {.key = "sequence_parallel", .kind = ParamKind::boolean, .default_value = false,
      .doc = "shard norms/dropout along the sequence over TP (Korthikanti et al. 2022)"},
     {.key = "schedule", .kind = ParamKind::choice, .default_value = "1f1b", .doc = "pipeline schedule",
      .choices = names("schedule")},
     {.key = "virtual_stages", .kind = ParamKind::integer, .default_value = 1,
-     .doc = "model chunks per GPU (interleaved schedule)", .min = 1},
+     .doc = "model chunks per GPU (interleaved schedule)", .min = 1, .max = kMaxCount},
     {.key = "zero_stage", .kind = ParamKind::integer, .default_value = 0, .doc = "ZeRO stage", .min = 0,
      .max = 3},
     {.key = "distributed_optimizer", .kind = ParamKind::boolean, .default_value = false,
