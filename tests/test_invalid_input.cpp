@@ -144,6 +144,13 @@ TEST_CASE("Invalid scenarios give one pinned line per error", "[input]") {
       {"every error at once", with(with(base(), "/training/micro_batch_size", -1), "/parallelism/pp", "x"), {},
        "inline.json: /training/micro_batch_size: out of range (got -1, expected an integer in [1, 1000000])\n"
        "inline.json: /parallelism/pp: wrong type (got \"x\", expected an integer in [1, 1000000])"},
+      {"null section", base(), {"parallelism=null"},
+       "--set parallelism=null: /parallelism: wrong type (got null, expected an object)"},
+      {"empty checkpoint tiers", with(base(), "/checkpoint", {{"tiers", json::array()}}), {},
+       "inline.json: /checkpoint/tiers: empty list (expected at least the tier that makes a checkpoint durable)"},
+      {"gradients narrower than compute", with(base(), "/training/grad_precision", "fp8"), {},
+       "inline.json: /training/grad_precision: fp8 is narrower than the compute precision bf16 (expected bf16 or "
+       "wider)"},
       {"scenario is not an object", json::array({1, 2}), {},
        "inline.json: /: wrong type (got [1,2], expected an object)"},
   };

@@ -18,7 +18,7 @@ const ParamTable& model_param_table() {
       {.key = "description", .kind = ParamKind::string, .doc = "one line", .optional = true},
       {.key = "source", .kind = ParamKind::string, .doc = "where the numbers come from", .optional = true},
       {.key = "hidden_size", .kind = ParamKind::integer, .doc = "model width h", .min = 1, .max = kMaxDimension},
-      {.key = "num_hidden_layers", .kind = ParamKind::integer, .doc = "transformer blocks L", .min = 1, .max = kMaxDimension},
+      {.key = "num_hidden_layers", .kind = ParamKind::integer, .doc = "transformer blocks L", .min = 1, .max = 1e5},
       {.key = "num_attention_heads", .kind = ParamKind::integer, .doc = "query heads a", .min = 1, .max = kMaxDimension},
       {.key = "num_key_value_heads", .kind = ParamKind::integer,
        .doc = "K/V heads (GQA); default = num_attention_heads", .min = 1, .max = kMaxDimension, .optional = true},

@@ -249,6 +249,11 @@ void check_cross_fields(Scenario& sc, ObjectReader& top, ObjectReader& tr, Objec
     tr.error("precision", fmt::format("{} is not supported by {} (no gpu.peak_tflops.{})",
                                       to_string(t.precision), hw.gpu.model, to_string(t.precision)));
 
+  if (bytes_per_element(t.grad_precision) < bytes_per_element(t.precision))
+    tr.error("grad_precision", fmt::format("{} is narrower than the compute precision {} (expected {} or wider)",
+                                           to_string(t.grad_precision), to_string(t.precision),
+                                           to_string(t.precision)));
+
   // ZeRO and its companions.
   if (p.zero_stage >= 2 && p.pp > 1)
     par.error("zero_stage", fmt::format("ZeRO stage {} cannot be combined with pp={} (DeepSpeed supports "
@@ -347,6 +352,9 @@ Scenario parse_scenario(const json& doc, const SourceMap& sources) {
     sc.checkpoint.interval_iterations = ck.integer("interval_iterations");
     sc.checkpoint.strategy = ck.choice("strategy");
     for (const auto& s : ck.string_list("tiers")) sc.checkpoint.tiers.push_back(tier_from_string(s));
+    const json& raw = doc.at("checkpoint");
+    if (raw.is_object() && raw.contains("tiers") && raw.at("tiers").is_array() && raw.at("tiers").empty())
+      ck.error("tiers", "empty list (expected at least the tier that makes a checkpoint durable)");
     sc.checkpoint.sharded = ck.boolean("sharded");
   }
   if (top.has("failures")) {

@@ -85,9 +85,7 @@ ObjectReader::ObjectReader(const json& value, std::string pointer, const ParamTa
   }
 }
 
-bool ObjectReader::has(const std::string& key) const {
-  return is_object_ && value_.contains(key) && !value_.at(key).is_null();
-}
+bool ObjectReader::has(const std::string& key) const { return is_object_ && value_.contains(key); }
 
 std::string ObjectReader::child_pointer(const std::string& key) const {
   return pointer_ + "/" + pointer_escape(key);
@@ -107,7 +105,14 @@ void ObjectReader::wrong(const Param& p, const json& got, const char* what) {
 }
 
 const json* ObjectReader::value_or_default(const Param& p) {
-  if (has(p.key)) return &value_.at(p.key);
+  if (has(p.key)) {
+    // An explicit null is a mistake (often a --set typo), not a request for the default.
+    if (value_.at(p.key).is_null()) {
+      wrong(p, value_.at(p.key), "wrong type");
+      return p.default_value.is_null() ? nullptr : &p.default_value;
+    }
+    return &value_.at(p.key);
+  }
   if (p.default_value.is_null() && !p.optional && is_object_)
     diag_.add(child_pointer(p.key), fmt::format("missing required key (expected {})", expected_text(p)));
   if (p.default_value.is_null()) return nullptr;

@@ -67,41 +67,49 @@ struct StageContents {
   double workspace = 0.0;
 };
 
-StageContents stage_contents(const Scenario& sc, const ComputeGraph& graph, const PipelinePartition& part,
-                             int stage) {
+/// Everything each stage holds, in one pass over the graph (a pass per stage or per layer would
+/// make deep models quadratic).
+std::vector<StageContents> stage_contents(const Scenario& sc, const ComputeGraph& graph,
+                                          const PipelinePartition& part) {
   const ActivationPolicy policy{sc.parallelism.tp, sc.parallelism.sequence_parallel, sc.memory.recompute};
-  const ActivationPolicy keep_all{sc.parallelism.tp, sc.parallelism.sequence_parallel, Recompute::none};
   const int last = part.stages - 1;
   const int L = static_cast<int>(sc.model.num_layers);
-  StageContents c;
+  std::vector<int> stage_of(static_cast<std::size_t>(L));
+  for (const auto& chunk : part.chunks)
+    for (int layer = chunk.first_layer; layer < chunk.first_layer + chunk.num_layers; ++layer)
+      stage_of[static_cast<std::size_t>(layer)] = chunk.stage;
+  std::vector<double> kept(static_cast<std::size_t>(L), 0.0), all(static_cast<std::size_t>(L), 0.0);
+  std::vector<StageContents> out(static_cast<std::size_t>(part.stages));
   for (auto v : boost::make_iterator_range(boost::vertices(graph))) {
     const Op& op = graph[v];
-    int op_stage = op.layer < 0 ? 0 : op.layer >= L ? last : part.stage_of_layer(op.layer);
-    if (op_stage != stage) continue;
+    const bool in_block = op.layer >= 0 && op.layer < L;
+    const int stage = op.layer < 0 ? 0 : in_block ? stage_of[static_cast<std::size_t>(op.layer)] : last;
+    StageContents& c = out[static_cast<std::size_t>(stage)];
     // A tied LM head is a second copy of the embedding only when it sits on another stage.
     if (!(op.shares_embedding && part.stages == 1)) {
       double local = op.params_split / static_cast<double>(sc.parallelism.tp) + op.params_replicated;
       c.params += local;
       c.largest_op = std::max(c.largest_op, local);
     }
-    if (op.layer < 0 || op.layer >= L) {
-      double bytes = 0.0;
-      for (const auto& t : op.saved) bytes += rank_bytes(t, policy);
-      (op.layer < 0 ? c.first_stage_extra : c.last_stage_extra) += bytes;
+    for (const SavedTensor& t : op.saved) {
+      double bytes = rank_bytes(t, policy);
+      bool keep = !(policy.recompute == Recompute::full && !t.block_input) &&
+                  !(policy.recompute == Recompute::selective && t.attention_scores);
+      if (!in_block) {
+        (op.layer < 0 ? c.first_stage_extra : c.last_stage_extra) += bytes;
+        continue;
+      }
+      all[static_cast<std::size_t>(op.layer)] += bytes;
+      if (keep) kept[static_cast<std::size_t>(op.layer)] += bytes;
     }
   }
-  double biggest_rebuild = 0.0;
-  for (const auto& chunk : part.chunks) {
-    if (chunk.stage != stage) continue;
-    for (int layer = chunk.first_layer; layer < chunk.first_layer + chunk.num_layers; ++layer) {
-      double kept = layer_activation_bytes(graph, layer, policy);
-      c.layer_activations += kept;
-      biggest_rebuild = std::max(biggest_rebuild, layer_activation_bytes(graph, layer, keep_all) - kept);
-    }
+  for (int layer = 0; layer < L; ++layer) {
+    StageContents& c = out[static_cast<std::size_t>(stage_of[static_cast<std::size_t>(layer)])];
+    c.layer_activations += kept[static_cast<std::size_t>(layer)];
+    // Recomputation rebuilds one block (full) or one attention core (selective) at a time.
+    c.workspace = std::max(c.workspace, all[static_cast<std::size_t>(layer)] - kept[static_cast<std::size_t>(layer)]);
   }
-  // Recomputation rebuilds one block (full) or one attention core (selective) at a time.
-  c.workspace = biggest_rebuild;
-  return c;
+  return out;
 }
 
 double tier_capacity(const HardwareSpec& hw, Tier tier) {
@@ -127,8 +135,9 @@ MemoryEstimate estimate_memory(const Scenario& sc, const ComputeGraph& graph, co
   constexpr double kResidentLayersWhenOffloaded = 2.0;
 
   MemoryEstimate est;
+  const std::vector<StageContents> contents = stage_contents(sc, graph, part);
   for (int s = 0; s < part.stages; ++s) {
-    StageContents c = stage_contents(sc, graph, part, s);
+    const StageContents& c = contents[static_cast<std::size_t>(s)];
     StageMemory sm;
     sm.stage = s;
     sm.num_ranks = par.tp * par.dp;
@@ -149,7 +158,9 @@ MemoryEstimate estimate_memory(const Scenario& sc, const ComputeGraph& graph, co
       // ZeRO-Offload: gradients stream to the tier as fp32 and the optimizer step runs there.
       sm.offloaded[off.optimizer] += (bytes.optimizer + bytes_per_element(Precision::fp32)) * N / dp;
       optim = 0.0;
-      grads = 0.0;
+      // With sharded gradients (ZeRO-2/3) each bucket leaves as soon as it is reduced; below that the
+      // full 16-bit gradients stay until the step.
+      if (zero >= 2) grads = 0.0;
     }
     if (off.params != Tier::none) {
       sm.offloaded[off.params] += bytes.weights * N / dp;
