@@ -166,7 +166,7 @@ Precision precision_or(const std::string& s, Precision fallback) {
 }
 
 void check_cross_fields(Scenario& sc, ObjectReader& top, ObjectReader& tr, ObjectReader& par,
-                        ObjectReader& mem, ObjectReader& off) {
+                        ObjectReader& off) {
   const ModelSpec& m = sc.model;
   const HardwareSpec& hw = sc.hardware;
   ParallelismSpec& p = sc.parallelism;
@@ -276,7 +276,6 @@ void check_cross_fields(Scenario& sc, ObjectReader& top, ObjectReader& tr, Objec
   check_tier("optimizer", o.optimizer);
   check_tier("params", o.params);
   check_tier("activations", o.activations);
-  (void)mem;
 }
 
 }  // namespace
@@ -372,7 +371,7 @@ Scenario parse_scenario(const json& doc, const SourceMap& sources) {
 
   // Cross-field checks only make sense on individually valid fields.
   if (diag.empty())
-    check_cross_fields(sc, top, tr, par, mem, off);
+    check_cross_fields(sc, top, tr, par, off);
   diag.throw_if_any();
   return sc;
 }

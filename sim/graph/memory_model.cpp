@@ -131,7 +131,8 @@ MemoryEstimate estimate_memory(const Scenario& sc, const ComputeGraph& graph, co
   const int zero = static_cast<int>(par.zero_stage);
   const bool shard_optimizer = zero >= 1 || par.distributed_optimizer;
   const double m = static_cast<double>(sc.num_microbatches());
-  // Activation prefetch keeps the block being computed and the next one on the GPU.
+  // Activation prefetch keeps the block being computed and the next one on the GPU (vDNN, Rhu et al.
+  // 2016, prefetches one layer ahead); the prefetch distance becomes a parameter with offload timing.
   constexpr double kResidentLayersWhenOffloaded = 2.0;
 
   MemoryEstimate est;
