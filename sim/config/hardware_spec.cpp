@@ -23,6 +23,7 @@ const ParamTable kTop = {
     {.key = "object_store", .kind = ParamKind::object, .doc = "shared remote storage"},
     {.key = "memory_overheads", .kind = ParamKind::object, .doc = "HBM not available to tensors",
      .optional = true},
+    {.key = "efficiency", .kind = ParamKind::object, .doc = "achieved fractions of the peaks", .optional = true},
 };
 
 const ParamTable kGpu = {
@@ -45,6 +46,8 @@ const ParamTable kPeak = [] {
 const ParamTable kNvlink = {
     {.key = "bandwidth", .kind = ParamKind::quantity, .doc = "per GPU, per direction (0: none)",
      .dim = Dimension::bytes_per_second},
+    {.key = "latency", .kind = ParamKind::quantity, .default_value = 0, .doc = "per collective step",
+     .dim = Dimension::seconds},
     kSource,
 };
 
@@ -91,6 +94,8 @@ const ParamTable kNic = {
     {.key = "count", .kind = ParamKind::integer, .doc = "compute NICs per node", .min = 0},
     {.key = "bandwidth", .kind = ParamKind::quantity, .doc = "line rate per NIC",
      .dim = Dimension::bytes_per_second},
+    {.key = "latency", .kind = ParamKind::quantity, .default_value = 0, .doc = "per message across the fabric",
+     .dim = Dimension::seconds},
     kSource,
 };
 
@@ -109,13 +114,27 @@ const ParamTable kOverheads = {
     kSource,
 };
 
+Param fraction(const char* key, const char* doc) {
+  return {.key = key, .kind = ParamKind::number, .default_value = 1.0, .doc = doc, .min = 0.01, .max = 1.0};
+}
+
+const ParamTable kEfficiency = {
+    fraction("gemm", "matrix multiplies, fraction of peak FLOP/s"),
+    fraction("memory", "memory-bound kernels, fraction of HBM bandwidth"),
+    fraction("nvlink", "collectives over NVLink, fraction of line rate"),
+    fraction("network", "inter-node transfers, fraction of NIC line rate"),
+    fraction("pcie", "host transfers, fraction of PCIe rate"),
+    kSource,
+};
+
 }  // namespace
 
 const std::map<std::string, const ParamTable*>& hardware_param_tables() {
   static const std::map<std::string, const ParamTable*> tables = {
       {"", &kTop},         {"gpu", &kGpu},   {"gpu.peak_tflops", &kPeak},     {"nvlink", &kNvlink},
       {"pcie", &kPcie},    {"host", &kHost}, {"cxl", &kCxl},                  {"local_ssd", &kSsd},
-      {"nic", &kNic},      {"object_store", &kObjectStore}, {"memory_overheads", &kOverheads}};
+      {"nic", &kNic},      {"object_store", &kObjectStore}, {"memory_overheads", &kOverheads},
+      {"efficiency", &kEfficiency}};
   return tables;
 }
 
@@ -141,6 +160,7 @@ HardwareSpec parse_hardware(const json& doc, const std::string& pointer, Diagnos
 
   ObjectReader nvlink(top.object("nvlink"), top.child_pointer("nvlink"), kNvlink, diag);
   h.nvlink_bandwidth = BytesPerSecond(nvlink.quantity("bandwidth"));
+  h.nvlink_latency = Seconds(nvlink.quantity("latency"));
   nvlink.string("source");
 
   ObjectReader pcie(top.object("pcie"), top.child_pointer("pcie"), kPcie, diag);
@@ -174,6 +194,7 @@ HardwareSpec parse_hardware(const json& doc, const std::string& pointer, Diagnos
   ObjectReader nic(top.object("nic"), top.child_pointer("nic"), kNic, diag);
   h.nic.count = nic.integer("count");
   h.nic.bandwidth = BytesPerSecond(nic.quantity("bandwidth"));
+  h.nic.latency = Seconds(nic.quantity("latency"));
   nic.string("source");
 
   ObjectReader store(top.object("object_store"), top.child_pointer("object_store"), kObjectStore, diag);
@@ -186,6 +207,16 @@ HardwareSpec parse_hardware(const json& doc, const std::string& pointer, Diagnos
     h.overheads.runtime_reserved = Bytes(ov.quantity("runtime_reserved"));
     h.overheads.fragmentation = ov.number("fragmentation");
     ov.string("source");
+  }
+
+  if (top.has("efficiency")) {
+    ObjectReader eff(top.object("efficiency"), top.child_pointer("efficiency"), kEfficiency, diag);
+    h.efficiency.gemm = eff.number("gemm");
+    h.efficiency.memory = eff.number("memory");
+    h.efficiency.nvlink = eff.number("nvlink");
+    h.efficiency.network = eff.number("network");
+    h.efficiency.pcie = eff.number("pcie");
+    eff.string("source");
   }
   return h;
 }

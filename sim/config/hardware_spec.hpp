@@ -53,11 +53,22 @@ struct LocalSsdSpec {
 struct NicSpec {
   std::int64_t count = 0;
   BytesPerSecond bandwidth;  ///< per NIC
+  Seconds latency;           ///< per message, end to end across the fabric
 };
 
 struct ObjectStoreSpec {
   BytesPerSecond bandwidth;  ///< aggregate
   Seconds latency;           ///< per request
+};
+
+/// Achieved fraction of each peak, calibrated once (Korthikanti et al. 2022 Table 5) and documented
+/// in the profile. They turn datasheet peaks into the rates the roofline and the links use.
+struct Efficiency {
+  double gemm = 1.0;     ///< dense matrix multiplies, fraction of peak FLOP/s
+  double memory = 1.0;   ///< memory-bound kernels, fraction of HBM bandwidth
+  double nvlink = 1.0;   ///< collective bus bandwidth over NVLink, fraction of line rate
+  double network = 1.0;  ///< inter-node transfers, fraction of NIC line rate
+  double pcie = 1.0;     ///< host transfers, fraction of PCIe rate
 };
 
 struct MemoryOverheads {
@@ -71,6 +82,7 @@ struct HardwareSpec {
   std::int64_t gpus_per_node = 0;
   GpuSpec gpu;
   BytesPerSecond nvlink_bandwidth;  ///< per GPU, per direction; 0 when absent
+  Seconds nvlink_latency;           ///< per hop of a collective step
   PcieSpec pcie;
   HostSpec host;
   CxlSpec cxl;
@@ -78,6 +90,7 @@ struct HardwareSpec {
   NicSpec nic;
   ObjectStoreSpec object_store;
   MemoryOverheads overheads;
+  Efficiency efficiency;
 };
 
 /// Parameter tables of each profile section, keyed by section name ("" is the top level).

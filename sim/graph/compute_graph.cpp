@@ -54,6 +54,7 @@ class GraphBuilder {
       emb.params_replicated = static_cast<double>(m_.max_position_embeddings) * h;
     if (m_.hidden_dropout > 0) emb.saved.push_back({"embedding dropout mask", kMaskBytes * sbh, Split::sequence});
     emb.output_bytes = act_ * sbh;
+    emb.memory_traffic = act_ * sbh + dropout_traffic(sbh);
     OpId prev = add(emb, std::nullopt);
 
     for (int layer = 0; layer < m_.num_layers; ++layer) prev = add_block(layer, prev);
@@ -62,6 +63,7 @@ class GraphBuilder {
     fn.params_replicated = norm_params();
     fn.saved.push_back({"final norm input", act_ * sbh, Split::sequence});
     fn.output_bytes = act_ * sbh;
+    fn.memory_traffic = 2.0 * act_ * sbh;
     prev = add(fn, prev);
 
     Op head{.name = "lm_head", .kind = OpKind::lm_head, .layer = static_cast<int>(m_.num_layers)};
@@ -76,6 +78,9 @@ class GraphBuilder {
     Op loss{.name = "loss", .kind = OpKind::loss, .layer = static_cast<int>(m_.num_layers)};
     loss.saved.push_back({"fp32 logits", kLogitBytes * s_ * b_ * V, Split::tensor});
     loss.output_bytes = kFp32Bytes;
+    // Softmax cross-entropy passes over the fp32 logits three times (max, exp-sum, normalise).
+    loss.memory_traffic = 3.0 * kLogitBytes * s_ * b_ * V;
+    loss.traffic_split = Split::tensor;
     add(loss, prev);
     return std::move(g_);
   }
@@ -84,6 +89,16 @@ class GraphBuilder {
   double norm_params() const {
     const double h = m_.hidden_size;
     return m_.norm == NormKind::layernorm ? 2.0 * h : h;  // gain (+ bias for LayerNorm)
+  }
+
+  /// Dropout reads and writes the tensor and writes its mask; nothing when dropout is off.
+  double dropout_traffic(double elements) const {
+    return m_.hidden_dropout > 0 ? elements * (2.0 * act_ + kMaskBytes) : 0.0;
+  }
+  /// Fused bias-dropout-residual add after a row-parallel projection: reads the projection output
+  /// and the residual, writes the sum (and the dropout mask).
+  double residual_traffic(double sbh) const {
+    return 3.0 * act_ * sbh + (m_.hidden_dropout > 0 ? kMaskBytes * sbh : 0.0);
   }
 
   OpId add(Op op, std::optional<OpId> from) {
@@ -105,6 +120,7 @@ class GraphBuilder {
     n1.params_replicated = norm_params();
     n1.saved.push_back({"attention norm input", act_ * sbh, Split::sequence, false, true});
     n1.output_bytes = act_ * sbh;
+    n1.memory_traffic = 2.0 * act_ * sbh;
     OpId id = add(n1, block_input);
 
     Op qkv{.name = name("qkv"), .kind = OpKind::qkv_projection, .layer = layer};
@@ -124,15 +140,20 @@ class GraphBuilder {
     core.saved.push_back({"Q", act_ * s * b * qw, Split::tensor});
     core.saved.push_back({"K", act_ * s * b * kvw, Split::tensor});
     core.saved.push_back({"V", act_ * s * b * kvw, Split::tensor});
+    core.traffic_split = Split::tensor;
     if (flash_) {
       // Fused attention recomputes the scores in backward; it keeps only the row logsumexp.
       core.saved.push_back({"softmax logsumexp", kFp32Bytes * a * s * b, Split::tensor});
+      core.memory_traffic = act_ * s * b * (2.0 * qw + 2.0 * kvw);  // read Q, K, V; write O
     } else {
       const double scores = a * s * s * b;
       core.saved.push_back({"softmax output", act_ * scores, Split::tensor, true});
+      // The scores are written by QK^T, read and written by the fused softmax, read by attention·V.
+      core.memory_traffic = 4.0 * act_ * scores;
       if (m_.attention_dropout > 0) {
         core.saved.push_back({"attention dropout mask", kMaskBytes * scores, Split::tensor, true});
         core.saved.push_back({"attention dropout output", act_ * scores, Split::tensor, true});
+        core.memory_traffic += scores * (2.0 * act_ + kMaskBytes);
       }
     }
     core.output_bytes = act_ * s * b * qw;
@@ -146,6 +167,7 @@ class GraphBuilder {
     out.saved.push_back({"attention projection input", act_ * s * b * qw, Split::tensor});
     if (m_.hidden_dropout > 0) out.saved.push_back({"attention residual dropout mask", kMaskBytes * sbh, Split::sequence});
     out.output_bytes = act_ * sbh;
+    out.memory_traffic = residual_traffic(sbh);
     id = add(out, id);
     boost::add_edge(block_input, id, TensorEdge{act_ * sbh}, g_);  // residual
     OpId attn_residual = id;
@@ -154,6 +176,7 @@ class GraphBuilder {
     n2.params_replicated = norm_params();
     n2.saved.push_back({"MLP norm input", act_ * sbh, Split::sequence});
     n2.output_bytes = act_ * sbh;
+    n2.memory_traffic = 2.0 * act_ * sbh;
     id = add(n2, id);
 
     const bool gated = m_.mlp == MlpKind::gated;
@@ -192,6 +215,8 @@ class GraphBuilder {
       act.saved.push_back({"activation input", visits * act_ * s * b * I, Split::tensor});
     }
     act.output_bytes = visits * act_ * s * b * I;
+    act.memory_traffic = visits * act_ * s * b * I * (gated ? 3.0 : 2.0);  // read gate (and up), write
+    act.traffic_split = Split::tensor;
     id = add(act, id);
 
     Op down{.name = name(m_.is_moe() ? "experts_down" : "mlp_down"),
@@ -203,6 +228,7 @@ class GraphBuilder {
     down.saved.push_back({"down projection input", visits * act_ * s * b * I, Split::tensor});
     if (m_.hidden_dropout > 0) down.saved.push_back({"MLP residual dropout mask", kMaskBytes * sbh, Split::sequence});
     down.output_bytes = act_ * sbh;
+    down.memory_traffic = residual_traffic(sbh);
     id = add(down, id);
     boost::add_edge(attn_residual, id, TensorEdge{act_ * sbh}, g_);  // residual
     return id;

@@ -65,6 +65,11 @@ struct Op {
   bool shares_embedding = false;
   std::vector<SavedTensor> saved = {};
   double output_bytes = 0.0;
+  /// HBM bytes read and written by the op's memory-bound kernels in forward (norms, softmax,
+  /// dropout, bias-residual adds, activations), whole model width; the backward moves twice this
+  /// (it reads the saved input and the output gradient and writes the input gradient).
+  double memory_traffic = 0.0;
+  Split traffic_split = Split::sequence;  ///< how that traffic divides over the TP group
 
   double params() const { return params_split + params_replicated; }
 };
@@ -96,5 +101,8 @@ double total_parameters(const ComputeGraph& graph);
 
 /// Model FLOPs of forward + backward for one micro-batch, without recomputation.
 double model_flops(const ComputeGraph& graph);
+
+/// Backward memory traffic as a multiple of forward (see Op::memory_traffic).
+inline constexpr double kBackwardTrafficFactor = 2.0;
 
 }  // namespace strata

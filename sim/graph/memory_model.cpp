@@ -4,6 +4,12 @@
 
 namespace strata {
 
+bool kept_for_backward(const SavedTensor& t, Recompute recompute) {
+  if (recompute == Recompute::full) return t.block_input;
+  if (recompute == Recompute::selective) return !t.attention_scores;
+  return true;
+}
+
 double rank_bytes(const SavedTensor& t, const ActivationPolicy& policy) {
   const double tp = static_cast<double>(policy.tp);
   switch (t.split) {
@@ -19,11 +25,8 @@ double layer_activation_bytes(const ComputeGraph& graph, int layer, const Activa
   for (auto v : boost::make_iterator_range(boost::vertices(graph))) {
     const Op& op = graph[v];
     if (op.layer != layer) continue;
-    for (const SavedTensor& t : op.saved) {
-      if (policy.recompute == Recompute::full && !t.block_input) continue;
-      if (policy.recompute == Recompute::selective && t.attention_scores) continue;
-      total += rank_bytes(t, policy);
-    }
+    for (const SavedTensor& t : op.saved)
+      if (kept_for_backward(t, policy.recompute)) total += rank_bytes(t, policy);
   }
   return total;
 }
@@ -93,8 +96,7 @@ std::vector<StageContents> stage_contents(const Scenario& sc, const ComputeGraph
     }
     for (const SavedTensor& t : op.saved) {
       double bytes = rank_bytes(t, policy);
-      bool keep = !(policy.recompute == Recompute::full && !t.block_input) &&
-                  !(policy.recompute == Recompute::selective && t.attention_scores);
+      bool keep = kept_for_backward(t, policy.recompute);
       if (!in_block) {
         (op.layer < 0 ? c.first_stage_extra : c.last_stage_extra) += bytes;
         continue;

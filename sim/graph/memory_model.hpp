@@ -21,6 +21,8 @@ struct ActivationPolicy {
   Recompute recompute = Recompute::none;
 };
 
+/// Whether the policy keeps a saved tensor for backward (or drops it to recompute it).
+bool kept_for_backward(const SavedTensor& t, Recompute recompute);
 /// Bytes one TP rank keeps of one saved tensor.
 double rank_bytes(const SavedTensor& t, const ActivationPolicy& policy);
 /// Bytes one TP rank keeps for the backward pass of transformer block `layer`, one micro-batch

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <algorithm>
 
 #include "sim/core/units.hpp"
 
@@ -34,15 +35,72 @@ void round_doubles(json& j) {
     for (auto& item : j) round_doubles(item);
 }
 
+json simulation_json(const SimulationResult& sim) {
+  const ScheduleAnalysis& a = sim.analysis;
+  const Throughput& t = sim.throughput;
+  json throughput = {{"iteration_time_s", t.iteration_time},
+                     {"tokens_per_s", t.tokens_per_s},
+                     {"samples_per_s", t.samples_per_s},
+                     {"tflops_per_gpu", t.flops_per_gpu / 1e12},
+                     {"hw_tflops_per_gpu", t.hw_flops_per_gpu / 1e12},
+                     {"mfu", t.mfu},
+                     {"hfu", t.hfu},
+                     {"bubble_fraction", t.bubble_fraction}};
+  const TimeBreakdown& b = a.breakdown;
+  json breakdown = {{"compute_s", b.compute},
+                    {"recompute_s", b.recompute},
+                    {"exposed_comm_s", b.exposed_total()},
+                    {"bubble_s", b.bubble}};
+  for (TaskKind k : {TaskKind::tp_comm, TaskKind::pp_transfer, TaskKind::dp_comm, TaskKind::param_gather}) {
+    auto it = b.exposed_comm.find(k);
+    breakdown["exposed_" + to_string(k) + "_s"] = it == b.exposed_comm.end() ? 0.0 : it->second;
+  }
+  json path_kinds = json::object(), path_links = json::object();
+  for (const auto& [k, sec] : a.critical_path.seconds) path_kinds[to_string(k) + "_s"] = sec;
+  for (const auto& [l, sec] : a.critical_path.links) path_links[l + "_s"] = sec;
+  std::string bound = "compute";
+  double most = -1.0;
+  for (const auto& [k, sec] : a.critical_path.seconds)
+    if (sec > most) {
+      most = sec;
+      bound = is_compute(k) ? "compute" : to_string(k);
+    }
+  return {{"throughput", throughput},
+          {"time_breakdown", breakdown},
+          {"critical_path", {{"by_task_kind", path_kinds}, {"by_link", path_links}, {"bound_by", bound}}},
+          {"simulation",
+           {{"executor", sim.executor},
+            {"folded", sim.folded},
+            {"tasks", sim.tasks},
+            {"simulated_gpus", sim.simulated_gpus},
+            {"contention_free_iteration_time_s", sim.contention_free_iteration_time},
+            {"contention_s", sim.contention_time}}}};
+}
+
 }  // namespace
 
 json make_report(const Scenario& sc, const RunResult& r) {
   const MemoryEstimate& mem = r.memory;
   json gpus = json::array();
+  double timeline_peak = 0.0;
   for (const auto& st : mem.stages) {
     json offloaded = json::object();
     for (const auto& [tier, bytes] : st.offloaded) offloaded[to_string(tier)] = bytes;
+    json timeline = nullptr;
+    if (r.simulation) {
+      const auto& tm = r.simulation->analysis.memory;
+      auto it = tm.find(st.first_rank);
+      if (it != tm.end()) {
+        json at_peak = json::object();
+        for (int u = 0; u < kNumMemoryUses; ++u)
+          at_peak[to_string(static_cast<MemoryUse>(u))] = it->second.at_peak[static_cast<std::size_t>(u)];
+        const double peak = it->second.peak.count(Tier::hbm) ? it->second.peak.at(Tier::hbm) : 0.0;
+        timeline_peak = std::max(timeline_peak, peak);
+        timeline = {{"peak_bytes", peak}, {"peak_time_s", it->second.peak_time}, {"breakdown_at_peak", at_peak}};
+      }
+    }
     gpus.push_back({{"rank", st.first_rank},
+                    {"timeline", timeline},
                     {"stage", st.stage},
                     {"identical_ranks", st.num_ranks},
                     {"layers", st.layers},
@@ -67,7 +125,7 @@ json make_report(const Scenario& sc, const RunResult& r) {
                          {"excess_bytes", o.need - o.capacity}});
   const auto& most = mem.stages.at(static_cast<std::size_t>(mem.most_loaded_stage));
   const ParallelismSpec& p = sc.parallelism;
-  return {
+  json report = {
       {"schema", kReportSchema},
       {"strata_version", STRATA_VERSION},
       {"scenario",
@@ -99,6 +157,11 @@ json make_report(const Scenario& sc, const RunResult& r) {
         {"tiers", tiers},
         {"overflows", overflows}}},
   };
+  if (r.simulation) {
+    report["memory"]["timeline_gpu_peak_bytes"] = timeline_peak;
+    report.update(simulation_json(*r.simulation));
+  }
+  return report;
 }
 
 std::string canonical_dump(const json& report) {
@@ -146,6 +209,27 @@ std::string summary_table(const Scenario& sc, const RunResult& r) {
   line("");
   line(fmt::format("GPU peak   {} of {}  →  {}", format_bytes(mem.gpu_peak),
                    format_bytes(sc.hardware.gpu.hbm.value), mem.fits ? "FITS" : "DOES NOT FIT"));
+  if (r.simulation) {
+    const SimulationResult& sim = *r.simulation;
+    const Throughput& t = sim.throughput;
+    const TimeBreakdown& b = sim.analysis.breakdown;
+    line("");
+    line(fmt::format("iteration  {} ({} executor, {} tasks on {} simulated GPUs{}), contention {}",
+                     format_seconds(t.iteration_time), sim.executor, format_count(static_cast<double>(sim.tasks)),
+                     sim.simulated_gpus, sim.folded ? ", folded" : "", format_seconds(sim.contention_time)));
+    line(fmt::format("throughput {:.4g} tokens/s, {:.1f} TFLOP/s per GPU (hardware {:.1f}), MFU {:.1f} %, HFU {:.1f} %",
+                     t.tokens_per_s, t.flops_per_gpu / 1e12, t.hw_flops_per_gpu / 1e12, 100 * t.mfu, 100 * t.hfu));
+    auto pct = [&](double s) { return fmt::format("{:.1f}%", 100.0 * s / t.iteration_time); };
+    auto exposed = [&](TaskKind k) {
+      auto it = b.exposed_comm.find(k);
+      return it == b.exposed_comm.end() ? 0.0 : it->second;
+    };
+    line(fmt::format("{:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}", "time", "compute", "recompute", "TP comm",
+                     "PP comm", "DP comm", "ZeRO-3", "bubble"));
+    line(fmt::format("{:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}", "share", pct(b.compute), pct(b.recompute),
+                     pct(exposed(TaskKind::tp_comm)), pct(exposed(TaskKind::pp_transfer)),
+                     pct(exposed(TaskKind::dp_comm)), pct(exposed(TaskKind::param_gather)), pct(b.bubble)));
+  }
   if (sc.checkpoint.enabled || sc.failures.enabled)
     line("note       checkpoint and failures settings are validated; their simulation is not built yet");
   for (const auto& o : mem.overflows)

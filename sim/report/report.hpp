@@ -3,6 +3,8 @@
 /// The run's results as one canonical JSON report (sorted keys, fixed precision, schema-versioned)
 /// and as a human summary table.
 
+#include <memory>
+#include <optional>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -10,10 +12,37 @@
 #include "sim/config/scenario_spec.hpp"
 #include "sim/graph/memory_model.hpp"
 #include "sim/graph/pipeline_partition.hpp"
+#include "sim/graph/task_dag.hpp"
+#include "sim/report/schedule_metrics.hpp"
+#include "sim/report/trace.hpp"
 
 namespace strata {
 
 inline constexpr const char* kReportSchema = "strata.report/v1";
+
+struct Throughput {
+  double iteration_time = 0.0;  ///< s
+  double tokens_per_s = 0.0, samples_per_s = 0.0;
+  double flops_per_gpu = 0.0;     ///< model FLOPs (no recompute) per second per GPU
+  double hw_flops_per_gpu = 0.0;  ///< including recomputation
+  double mfu = 0.0, hfu = 0.0;
+  double bubble_fraction = 0.0;
+};
+
+/// The simulated iterations, when the scenario was simulated.
+struct SimulationResult {
+  std::string executor;
+  bool folded = true;
+  std::size_t tasks = 0;
+  std::int64_t simulated_gpus = 0;
+  double contention_free_iteration_time = 0.0;  ///< the list scheduler's, on the same DAG
+  double contention_time = 0.0;                 ///< what bandwidth sharing added (DES − list)
+  ScheduleAnalysis analysis;
+  Throughput throughput;
+  std::shared_ptr<const TaskDag> dag;      ///< kept only when a trace is wanted
+  std::shared_ptr<const TaskTimes> times;
+  LinkNamer link_names;
+};
 
 /// Everything a run produced, before formatting.
 struct RunResult {
@@ -21,6 +50,7 @@ struct RunResult {
   double flops_per_iteration = 0.0;  ///< model FLOPs, whole cluster, no recompute
   PipelinePartition partition;
   MemoryEstimate memory;
+  std::optional<SimulationResult> simulation;
 };
 
 nlohmann::json make_report(const Scenario& sc, const RunResult& result);

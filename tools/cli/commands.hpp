@@ -14,6 +14,9 @@ struct RunOptions {
   std::vector<std::string> overrides;
   std::string json_out;  ///< "" none, "-" stdout
   bool quiet = false;
+  std::string executor = "des";
+  bool no_fold = false;
+  std::string trace_out;  ///< "" none
 };
 
 int run_command(const FolderCatalog& catalog, const RunOptions& options);

@@ -33,12 +33,16 @@ int main(int argc, char** argv) {
   app.add_option("--data-dir", data_dir, "folder with models/, hardware_profiles/, scenarios/");
 
   RunOptions run;
-  auto* run_cmd = app.add_subcommand("run", "simulate one scenario and report memory (and later time)");
+  auto* run_cmd = app.add_subcommand("run", "simulate one scenario: memory, iteration time, throughput");
   run_cmd->add_option("scenario", run.scenario, "scenario file or shipped scenario name")->required();
   run_cmd->add_option("--set", run.overrides, "override a field: PATH=VALUE, e.g. parallelism.tp=4")
       ->allow_extra_args(false);
   run_cmd->add_option("--json", run.json_out, "write the JSON report to FILE, or - for stdout");
   run_cmd->add_flag("-q,--quiet", run.quiet, "no summary table");
+  run_cmd->add_option("--executor", run.executor, "des (SimGrid, bandwidth sharing) or list (contention-free)")
+      ->check(CLI::IsMember({"des", "list"}));
+  run_cmd->add_flag("--no-fold", run.no_fold, "simulate every rank instead of one per group of identical ranks");
+  run_cmd->add_option("--trace", run.trace_out, "write a Chrome/Perfetto trace-event JSON of the schedule to FILE");
 
   std::string what;
   auto* describe_cmd = app.add_subcommand("describe", "list models, hardware profiles, policies, scenarios");

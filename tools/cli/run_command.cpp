@@ -44,7 +44,11 @@ int run_command(const FolderCatalog& catalog, const RunOptions& options) {
   Scenario sc = load_scenario(scenario_path, overrides, catalog);
   spdlog::debug("validated {} ({} GPUs, TP {} PP {} DP {})", scenario_path.string(), sc.gpus, sc.parallelism.tp,
                 sc.parallelism.pp, sc.parallelism.dp);
-  RunResult result = run_scenario(sc);
+  SimulationOptions sim;
+  sim.executor = options.executor == "list" ? ExecutorKind::list : ExecutorKind::des;
+  sim.fold = !options.no_fold;
+  sim.keep_schedule = !options.trace_out.empty();
+  RunResult result = run_scenario(sc, sim);
   spdlog::debug("ran in {:.3f} s", std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
 
   const std::string report = canonical_dump(make_report(sc, result));
@@ -54,6 +58,11 @@ int run_command(const FolderCatalog& catalog, const RunOptions& options) {
   } else if (!options.json_out.empty()) {
     write_file_atomically(options.json_out, report);
     spdlog::info("report written to {}", options.json_out);
+  }
+  if (!options.trace_out.empty()) {
+    const SimulationResult& s = *result.simulation;
+    write_file_atomically(options.trace_out, trace_json(*s.dag, *s.times, s.link_names));
+    spdlog::info("trace written to {}", options.trace_out);
   }
   if (!options.quiet) {
     std::string table = summary_table(sc, result);

@@ -1,0 +1,24 @@
+#include <algorithm>
+
+#include "sim/exec/executor.hpp"
+
+namespace strata {
+
+TaskTimes run_list_schedule(const TaskDag& dag, const TaskCosts& costs) {
+  const auto order = topological_order(dag);
+  const auto stream_prev = stream_predecessors(dag);
+  TaskTimes times;
+  times.start.assign(dag.tasks.size(), 0.0);
+  times.finish.assign(dag.tasks.size(), 0.0);
+  for (TaskId id : order) {
+    const Task& t = dag.tasks[id];
+    double start = 0.0;
+    for (TaskId d : t.deps) start = std::max(start, times.finish[d]);
+    for (TaskId p : stream_prev[id]) start = std::max(start, times.finish[p]);
+    times.start[id] = start;
+    times.finish[id] = start + costs.uncontended_seconds(id, t);
+  }
+  return times;
+}
+
+}  // namespace strata

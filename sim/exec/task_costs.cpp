@@ -1,0 +1,76 @@
+#include "sim/exec/task_costs.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+namespace strata {
+
+TaskCosts::TaskCosts(const HardwareSpec& hw, Precision precision, const PlatformLayout& layout, const TaskDag& dag) {
+  auto peak = hw.gpu.peak.find(precision);
+  if (peak == hw.gpu.peak.end()) throw std::logic_error("GPU has no peak for the compute dtype");
+  flops_rate_ = peak->second.value * hw.efficiency.gemm;
+  memory_rate_ = hw.gpu.hbm_bandwidth.value * hw.efficiency.memory;
+
+  // Folded groups: the simulated rank of each group of interchangeable ranks.
+  std::map<std::int64_t, std::int64_t> representative;
+  for (const auto& [rank, count] : dag.represents) representative[rank / dag.fold_group] = rank;
+  auto mirror = [&](const Device& d) {
+    if (d.kind != DeviceKind::gpu || dag.represents.count(d.index)) return d;
+    auto it = representative.find(d.index / dag.fold_group);
+    if (it == representative.end()) throw std::logic_error("flow to a rank outside every simulated group");
+    return Device::gpu(it->second);
+  };
+
+  routed_.resize(dag.tasks.size());
+  latency_.assign(dag.tasks.size(), 0.0);
+  std::map<LinkId, std::int64_t> multiplicity;
+  for (TaskId id = 0; id < dag.tasks.size(); ++id) {
+    const Task& t = dag.tasks[id];
+    double slowest_latency = 0.0;
+    for (const Flow& f : t.flows) {
+      // Whole bytes, as the DES moves them, so both executors charge the same transfer.
+      RoutedFlow rf{layout.route(f.src, mirror(f.dst), f.remote), std::round(f.bytes)};
+      double lat = 0.0;
+      for (LinkId l : rf.links) {
+        if (!multiplicity.count(l)) {
+          std::int64_t k = 1;
+          if (dag.fold_group > 1) {
+            // Ranks of the same folded group attached to this link all send alike.
+            const std::int64_t group = f.src.kind == DeviceKind::gpu ? f.src.index / dag.fold_group : -1;
+            const auto attached = layout.attached_gpus(l);
+            k = std::max<std::int64_t>(1, std::count_if(attached.begin(), attached.end(), [&](std::int64_t g) {
+                                          return g / dag.fold_group == group;
+                                        }));
+          }
+          multiplicity[l] = k;
+          const LinkSpec spec = layout.link(l);
+          if (!(spec.bandwidth > 0)) throw std::logic_error("flow over a link with no bandwidth: " + spec.name);
+          bandwidth_[l] = spec.bandwidth / static_cast<double>(k);
+        }
+        lat += layout.link(l).latency;
+      }
+      slowest_latency = std::max(slowest_latency, lat);
+      routed_[id].push_back(std::move(rf));
+    }
+    latency_[id] = t.latency_steps * slowest_latency;
+  }
+}
+
+double TaskCosts::compute_seconds(const Task& t) const {
+  return t.flops / flops_rate_ + t.memory_bytes / memory_rate_;
+}
+
+double TaskCosts::uncontended_seconds(TaskId id, const Task& t) const {
+  if (t.flows.empty()) return compute_seconds(t);
+  double longest = 0.0;
+  for (const RoutedFlow& f : routed_[id]) {
+    double bw = std::numeric_limits<double>::infinity();
+    for (LinkId l : f.links) bw = std::min(bw, bandwidth_.at(l));
+    longest = std::max(longest, f.bytes / bw);
+  }
+  return latency_[id] + longest;
+}
+
+}  // namespace strata

@@ -1,0 +1,48 @@
+#pragma once
+
+/// What each task costs on the platform: compute time from a roofline (GEMM work at peak ×
+/// efficiency, memory-bound work at HBM bandwidth × efficiency, run back to back), and for
+/// transfers the links each flow crosses. With symmetric ranks folded away, a link shared by k
+/// ranks of one folded group carries k identical flows, so its bandwidth is divided by k.
+
+#include <cstdint>
+#include <map>
+#include <vector>
+
+#include "sim/config/hardware_spec.hpp"
+#include "sim/graph/task_dag.hpp"
+#include "sim/platform/platform_layout.hpp"
+
+namespace strata {
+
+struct RoutedFlow {
+  std::vector<LinkId> links;
+  double bytes = 0.0;
+};
+
+class TaskCosts {
+ public:
+  TaskCosts(const HardwareSpec& hw, Precision precision, const PlatformLayout& layout, const TaskDag& dag);
+
+  double flops_per_second() const { return flops_rate_; }
+  /// Roofline time of a task's compute work.
+  double compute_seconds(const Task& t) const;
+  /// Links of each flow, with folded-away destinations mapped onto their representative.
+  const std::vector<RoutedFlow>& flows(TaskId id) const { return routed_[id]; }
+  /// Latency the task pays before its bytes move: its steps × the slowest route's latency.
+  double latency_seconds(TaskId id) const { return latency_[id]; }
+  /// Bandwidth of a link as the executor sees it (divided by the folded multiplicity).
+  double bandwidth(LinkId link) const { return bandwidth_.at(link); }
+  /// Every link some flow uses, in id order.
+  const std::map<LinkId, double>& used_links() const { return bandwidth_; }
+  /// The uncontended time of a task: compute, or latency + the slowest flow alone on its route.
+  double uncontended_seconds(TaskId id, const Task& t) const;
+
+ private:
+  double flops_rate_ = 0.0, memory_rate_ = 0.0;
+  std::vector<std::vector<RoutedFlow>> routed_;
+  std::vector<double> latency_;
+  std::map<LinkId, double> bandwidth_;
+};
+
+}  // namespace strata

@@ -1,0 +1,105 @@
+#include "sim/graph/task_dag.hpp"
+
+#include <boost/graph/adjacency_list.hpp>
+#include <boost/graph/topological_sort.hpp>
+#include <algorithm>
+#include <iterator>
+#include <limits>
+#include <stdexcept>
+#include <unordered_map>
+
+namespace strata {
+
+std::string to_string(TaskKind k) {
+  switch (k) {
+    case TaskKind::forward: return "forward";
+    case TaskKind::backward: return "backward";
+    case TaskKind::recompute: return "recompute";
+    case TaskKind::optimizer: return "optimizer";
+    case TaskKind::tp_comm: return "tp_comm";
+    case TaskKind::pp_transfer: return "pp_transfer";
+    case TaskKind::dp_comm: return "dp_comm";
+    case TaskKind::param_gather: return "param_gather";
+  }
+  return "task";
+}
+
+bool is_compute(TaskKind k) {
+  return k == TaskKind::forward || k == TaskKind::backward || k == TaskKind::recompute || k == TaskKind::optimizer;
+}
+
+std::string to_string(Stream s) {
+  switch (s) {
+    case Stream::compute: return "compute";
+    case Stream::tp_comm: return "tp_comm";
+    case Stream::p2p: return "p2p";
+    case Stream::dp_comm: return "dp_comm";
+  }
+  return "stream";
+}
+
+std::string to_string(MemoryUse u) {
+  switch (u) {
+    case MemoryUse::params: return "params";
+    case MemoryUse::gradients: return "gradients";
+    case MemoryUse::optimizer: return "optimizer";
+    case MemoryUse::activations: return "activations";
+    case MemoryUse::workspace: return "workspace";
+    case MemoryUse::buffers: return "buffers";
+  }
+  return "memory";
+}
+
+double TaskTimes::makespan() const { return finish.empty() ? 0.0 : *std::max_element(finish.begin(), finish.end()); }
+
+TaskId TaskDag::add(Task t) {
+  if (tasks.size() >= std::numeric_limits<TaskId>::max()) throw std::length_error("task DAG too large");
+  for (TaskId d : t.deps)
+    if (d >= tasks.size()) throw std::logic_error("task depends on a task not yet added");
+  tasks.push_back(std::move(t));
+  return static_cast<TaskId>(tasks.size() - 1);
+}
+
+std::vector<std::vector<TaskId>> stream_predecessors(const TaskDag& dag) {
+  std::vector<std::vector<TaskId>> prev(dag.tasks.size());
+  std::unordered_map<std::int64_t, TaskId> last;
+  for (TaskId id = 0; id < dag.tasks.size(); ++id) {
+    const Task& t = dag.tasks[id];
+    for (std::int64_t r : t.ranks) {
+      auto [it, fresh] = last.try_emplace(r * kNumStreams + static_cast<int>(t.stream), id);
+      if (!fresh) {
+        prev[id].push_back(it->second);
+        it->second = id;
+      }
+    }
+  }
+  return prev;
+}
+
+std::vector<TaskId> topological_order(const TaskDag& dag) {
+  using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS>;
+  Graph g(dag.tasks.size());
+  std::unordered_map<std::int64_t, TaskId> last_on_stream;
+  for (TaskId id = 0; id < dag.tasks.size(); ++id) {
+    const Task& t = dag.tasks[id];
+    for (TaskId d : t.deps) boost::add_edge(d, id, g);
+    for (std::int64_t r : t.ranks) {
+      const std::int64_t key = r * kNumStreams + static_cast<int>(t.stream);
+      auto [it, fresh] = last_on_stream.try_emplace(key, id);
+      if (!fresh) {
+        boost::add_edge(it->second, id, g);
+        it->second = id;
+      }
+    }
+  }
+  std::vector<Graph::vertex_descriptor> reversed;
+  reversed.reserve(dag.tasks.size());
+  try {
+    boost::topological_sort(g, std::back_inserter(reversed));
+  } catch (const boost::not_a_dag&) {
+    throw std::logic_error("task DAG has a cycle (a schedule waits on itself)");
+  }
+  return {reversed.rbegin(), reversed.rend()};
+}
+
+}  // namespace strata

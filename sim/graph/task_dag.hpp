@@ -1,0 +1,108 @@
+#pragma once
+
+/// The per-rank task DAG an executor runs: compute kernels, transfers and collectives, each on one
+/// stream of one GPU, with its dependencies and the memory it takes and gives back. The executor
+/// needs nothing else: it never sees the policies that produced the tasks.
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "sim/config/scenario_spec.hpp"
+#include "sim/core/device.hpp"
+
+namespace strata {
+
+using TaskId = std::uint32_t;
+
+enum class TaskKind : std::uint8_t {
+  forward,
+  backward,
+  recompute,
+  optimizer,
+  tp_comm,       ///< tensor/sequence-parallel collectives inside a block
+  pp_transfer,   ///< activation or gradient between pipeline stages
+  dp_comm,       ///< gradient reduction (and ZeRO-1/2 parameter all-gather) across replicas
+  param_gather,  ///< ZeRO-3 parameter all-gather before a layer's forward or backward
+};
+inline constexpr int kNumTaskKinds = 8;
+std::string to_string(TaskKind k);
+bool is_compute(TaskKind k);
+
+/// CUDA-stream-like queues per GPU: tasks of one stream run one at a time in program order.
+enum class Stream : std::uint8_t { compute, tp_comm, p2p, dp_comm };
+inline constexpr int kNumStreams = 4;
+std::string to_string(Stream s);
+
+enum class MemoryUse : std::uint8_t { params, gradients, optimizer, activations, workspace, buffers };
+inline constexpr int kNumMemoryUses = 6;
+std::string to_string(MemoryUse u);
+
+/// Bytes a task holds on one tier of its rank (HBM for the GPU, the node's share for host tiers).
+struct MemoryChange {
+  Tier tier = Tier::hbm;
+  MemoryUse use = MemoryUse::activations;
+  double bytes = 0.0;
+};
+
+/// One point-to-point stream of bytes. `remote` says whether it crosses nodes, which the executor
+/// needs when the destination is a folded-away rank it does not simulate.
+struct Flow {
+  Device src;
+  Device dst;
+  double bytes = 0.0;
+  bool remote = false;
+};
+
+struct Task {
+  TaskKind kind = TaskKind::forward;
+  Stream stream = Stream::compute;
+  /// Ranks whose `stream` the task occupies: one, or every member of an unfolded collective.
+  std::vector<std::int64_t> ranks;
+  double flops = 0.0;         ///< compute-bound work, run at the GEMM rate
+  double memory_bytes = 0.0;  ///< memory-bound work, run at the HBM rate
+  std::vector<Flow> flows;    ///< all start together; the task ends when the last one does
+  int latency_steps = 1;      ///< sequential steps of a collective: each pays the route latency
+  std::vector<MemoryChange> allocate;  ///< taken when the task starts, on each of its ranks
+  std::vector<MemoryChange> release;   ///< given back when it ends
+  std::vector<TaskId> deps;
+  std::int32_t iteration = 0;
+  std::int32_t stage = 0;
+  std::int32_t chunk = 0;
+  std::int32_t microbatch = -1;
+  std::int32_t layer = -1;
+
+  std::int64_t rank() const { return ranks.front(); }
+};
+
+/// The DAG for one scenario, plus what is resident on each rank before the first task.
+struct TaskDag {
+  std::vector<Task> tasks;
+  std::map<std::int64_t, std::vector<MemoryChange>> resident;  ///< per simulated rank
+  /// Simulated ranks and how many identical ranks each stands for (1 when unfolded).
+  std::map<std::int64_t, std::int64_t> represents;
+  /// Ranks r and r' are interchangeable (folded into one simulated rank) iff r / fold_group equals
+  /// r' / fold_group; 1 when nothing is folded.
+  std::int64_t fold_group = 1;
+  std::int32_t iterations = 1;
+
+  TaskId add(Task t);
+};
+
+/// When each task ran, as an executor scheduled it (seconds of simulated time).
+struct TaskTimes {
+  std::vector<double> start;
+  std::vector<double> finish;
+  double makespan() const;
+};
+
+/// For each task, the previous task on each of its streams (program order).
+std::vector<std::vector<TaskId>> stream_predecessors(const TaskDag& dag);
+
+/// Checks the DAG, with each stream's program order as extra edges, is acyclic (Boost.Graph
+/// topological sort) and returns that order. Throws std::logic_error naming a task on a cycle.
+std::vector<TaskId> topological_order(const TaskDag& dag);
+
+}  // namespace strata

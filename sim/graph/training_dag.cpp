@@ -1,0 +1,390 @@
+#include "sim/graph/training_dag.hpp"
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <tuple>
+
+#include "sim/graph/collectives.hpp"
+#include "sim/graph/pipeline_schedule.hpp"
+
+namespace strata {
+
+RankLayout rank_layout(const Scenario& sc) {
+  return {sc.parallelism.tp, sc.parallelism.pp, sc.parallelism.dp, sc.hardware.gpus_per_node};
+}
+
+namespace {
+
+/// One block's work for one micro-batch on one TP rank. The embedding counts with the first block
+/// and the final norm, LM head and loss with the last, because they run on those blocks' stages.
+struct LayerWork {
+  double fwd_flops = 0.0, fwd_bytes = 0.0;
+  double bwd_flops = 0.0, bwd_bytes = 0.0;
+  double core_flops = 0.0, core_bytes = 0.0;  ///< attention core forward: what selective recompute reruns
+  double saved = 0.0;    ///< activation bytes kept for backward under the policy
+  double rebuilt = 0.0;  ///< bytes recomputation rebuilds transiently before the backward
+  double params = 0.0;   ///< weights held by this TP rank
+  int tp_fwd = 0, tp_bwd = 0;  ///< TP collectives on the hidden-state buffer, forward and backward
+};
+
+std::vector<LayerWork> layer_work(const Scenario& sc, const ComputeGraph& graph) {
+  const int L = static_cast<int>(sc.model.num_layers);
+  const double t = static_cast<double>(sc.parallelism.tp);
+  const bool sp = sc.parallelism.sequence_parallel;
+  const ActivationPolicy policy{sc.parallelism.tp, sp, sc.memory.recompute};
+  std::vector<LayerWork> work(static_cast<std::size_t>(L));
+  for (auto v : boost::make_iterator_range(boost::vertices(graph))) {
+    const Op& op = graph[v];
+    LayerWork& w = work[static_cast<std::size_t>(std::clamp(op.layer, 0, L - 1))];
+    // The router is replicated over TP (divided only by sequence parallelism); every other GEMM is
+    // split over the TP group (Megatron column/row-parallel linears, vocab-parallel head).
+    const double flops_div = op.kind == OpKind::router ? (sp ? t : 1.0) : t;
+    const double traffic = rank_bytes({"", op.memory_traffic, op.traffic_split}, policy);
+    w.fwd_flops += op.forward_flops / flops_div;
+    w.bwd_flops += op.backward_flops / flops_div;
+    w.fwd_bytes += traffic;
+    w.bwd_bytes += kBackwardTrafficFactor * traffic;
+    if (op.kind == OpKind::attention_core) {
+      w.core_flops += op.forward_flops / flops_div;
+      w.core_bytes += traffic;
+    }
+    if (!(op.shares_embedding && sc.parallelism.pp == 1)) w.params += op.params_split / t + op.params_replicated;
+    for (const SavedTensor& s : op.saved) {
+      const double bytes = rank_bytes(s, policy);
+      if (kept_for_backward(s, policy.recompute)) w.saved += bytes;
+      else w.rebuilt += bytes;
+    }
+  }
+  // Megatron: two collectives per block each way (after the attention and MLP row-parallel
+  // projections; all-reduce, or reduce-scatter + all-gather pairs of the same volume with SP), one
+  // for the vocab-parallel embedding's output and one for the LM head's input gradient.
+  for (auto& w : work) w.tp_fwd = w.tp_bwd = 2;
+  work.front().tp_fwd += 1;
+  work.back().tp_bwd += 1;
+  return work;
+}
+
+/// Builds the DAG stage by stage. Ranks are "lanes": in folded mode one lane per stage (the
+/// representative), otherwise every (dp, tp) pair.
+class DagBuilder {
+ public:
+  DagBuilder(const Scenario& sc, const ComputeGraph& graph, const PipelinePartition& part, const MemoryEstimate& mem,
+             const DagOptions& opt)
+      : sc_(sc), part_(part), mem_(mem), layout_(rank_layout(sc)), work_(layer_work(sc, graph)), fold_(opt.fold) {
+    const auto& tr = sc.training;
+    act_bytes_ = std::max(2.0, bytes_per_element(tr.precision));
+    hidden_bytes_ = act_bytes_ * static_cast<double>(tr.seq_len * tr.micro_batch_size * sc.model.hidden_size);
+    states_ = state_bytes(tr);
+    m_ = static_cast<int>(sc.num_microbatches());
+    chunks_ = part.stages * part.virtual_stages;
+    for (std::int64_t d = 0; d < (fold_ ? 1 : layout_.dp); ++d)
+      for (std::int64_t t = 0; t < (fold_ ? 1 : layout_.tp); ++t) lanes_.push_back({d, t});
+  }
+
+  TaskDag build() {
+    dag_.iterations = static_cast<std::int32_t>(sc_.training.iterations);
+    dag_.fold_group = fold_ ? layout_.tp * layout_.dp : 1;  // ranks of one stage are alike
+    add_resident_memory();
+    const PipelineOrder order = pipeline_order(sc_.parallelism.schedule, part_.stages, part_.virtual_stages, m_);
+    last_.assign(static_cast<std::size_t>(part_.stages), Frontier(lanes_.size()));
+    gather_prefetch_.assign(static_cast<std::size_t>(part_.stages), {});
+    for (int it = 0; it < dag_.iterations; ++it) {
+      iteration_ = it;
+      p2p_.clear();
+      dp_tasks_.assign(static_cast<std::size_t>(part_.stages), {});
+      std::vector<std::size_t> next(static_cast<std::size_t>(part_.stages), 0);
+      bool pending = true;
+      while (pending) {
+        pending = false;
+        bool progress = false;
+        for (int s = 0; s < part_.stages; ++s) {
+          const auto& units = order[static_cast<std::size_t>(s)];
+          auto& i = next[static_cast<std::size_t>(s)];
+          while (i < units.size() && ready(units[i])) {
+            emit_unit(s, units[i]);
+            ++i;
+            progress = true;
+          }
+          if (i < units.size()) pending = true;
+        }
+        if (pending && !progress) throw std::logic_error("pipeline schedule deadlocks");
+      }
+      for (int s = 0; s < part_.stages; ++s) emit_optimizer(s);
+    }
+    return std::move(dag_);
+  }
+
+ private:
+  using Lane = std::pair<std::int64_t, std::int64_t>;  // (dp index, tp index)
+  using UnitKey = std::tuple<int, int, bool>;          // (chunk, micro-batch, forward)
+  /// Per lane, the tasks its next task must wait for.
+  using Frontier = std::vector<std::vector<TaskId>>;
+
+  std::int64_t rank_of(int stage, const Lane& lane) const { return layout_.rank(stage, lane.first, lane.second); }
+
+  Task base(TaskKind kind, Stream stream, std::vector<std::int64_t> ranks, int stage) const {
+    Task t;
+    t.kind = kind;
+    t.stream = stream;
+    t.ranks = std::move(ranks);
+    t.iteration = iteration_;
+    t.stage = stage;
+    return t;
+  }
+
+  void add_resident_memory() {
+    for (int s = 0; s < part_.stages; ++s) {
+      const StageMemory& sm = mem_.stages[static_cast<std::size_t>(s)];
+      std::vector<MemoryChange> resident = {{Tier::hbm, MemoryUse::params, sm.hbm.params},
+                                            {Tier::hbm, MemoryUse::gradients, sm.hbm.gradients},
+                                            {Tier::hbm, MemoryUse::optimizer, sm.hbm.optimizer},
+                                            {Tier::hbm, MemoryUse::buffers, sm.hbm.buffers}};
+      for (const auto& [tier, bytes] : sm.offloaded) resident.push_back({tier, MemoryUse::optimizer, bytes});
+      for (const Lane& lane : lanes_) {
+        const std::int64_t r = rank_of(s, lane);
+        dag_.resident[r] = resident;
+        dag_.represents[r] = fold_ ? layout_.tp * layout_.dp : 1;
+      }
+    }
+  }
+
+  bool ready(const PipelineUnit& u) const {
+    const bool first = u.forward ? u.chunk == 0 : u.chunk == chunks_ - 1;
+    if (first) return true;
+    return p2p_.count({u.forward ? u.chunk - 1 : u.chunk + 1, u.microbatch, u.forward}) > 0;
+  }
+
+  struct ChunkPos {
+    int chunk = 0, microbatch = 0, layer = 0;
+  };
+
+  /// One task per lane (or per TP group for collectives), each waiting for its lane's last task.
+  std::vector<TaskId> per_lane(int stage, TaskKind kind, const ChunkPos& pos, double flops, double bytes,
+                               std::vector<MemoryChange> alloc, std::vector<MemoryChange> release,
+                               const Frontier& deps) {
+    std::vector<TaskId> ids;
+    for (std::size_t i = 0; i < lanes_.size(); ++i) {
+      Task t = base(kind, Stream::compute, {rank_of(stage, lanes_[i])}, stage);
+      t.flops = flops;
+      t.memory_bytes = bytes;
+      t.allocate = alloc;
+      t.release = release;
+      set_pos(t, pos);
+      t.deps = deps[i];
+      ids.push_back(dag_.add(std::move(t)));
+    }
+    return ids;
+  }
+
+  static void set_pos(Task& t, const ChunkPos& pos) {
+    t.chunk = pos.chunk;
+    t.microbatch = pos.microbatch;
+    t.layer = pos.layer;
+  }
+
+  /// TP collectives on the hidden-state buffer for each TP group among the lanes: one task per group,
+  /// depending on its members' tasks. With SP they are reduce-scatter + all-gather pairs of the same
+  /// volume and step count, so they are modelled as the equivalent all-reduces.
+  Frontier tp_collectives(int stage, int count, const ChunkPos& pos, const std::vector<TaskId>& producers) {
+    Frontier out(lanes_.size());
+    if (layout_.tp == 1 || count == 0) {
+      for (std::size_t i = 0; i < lanes_.size(); ++i) out[i] = {producers[i]};
+      return out;
+    }
+    std::map<std::int64_t, std::vector<std::size_t>> groups;  // dp index -> lanes
+    for (std::size_t i = 0; i < lanes_.size(); ++i) groups[lanes_[i].first].push_back(i);
+    for (const auto& [d, members] : groups) {
+      std::vector<std::int64_t> simulated;
+      for (std::size_t i : members) simulated.push_back(rank_of(stage, lanes_[i]));
+      Task t = ring_collective(Collective::all_reduce, layout_.tp_group(simulated.front()), simulated,
+                               count * hidden_bytes_, TaskKind::tp_comm, Stream::tp_comm, layout_);
+      t.latency_steps *= count;
+      t.iteration = iteration_;
+      t.stage = stage;
+      set_pos(t, pos);
+      for (std::size_t i : members) t.deps.push_back(producers[i]);
+      TaskId id = dag_.add(std::move(t));
+      for (std::size_t i : members) out[i] = {id};
+    }
+    return out;
+  }
+
+  void emit_unit(int stage, const PipelineUnit& u) {
+    const ModelChunk& chunk = part_.chunks[static_cast<std::size_t>(u.chunk)];
+    auto& last = last_[static_cast<std::size_t>(stage)];
+    if (!(u.forward ? u.chunk == 0 : u.chunk == chunks_ - 1)) {
+      const auto& incoming = p2p_.at({u.forward ? u.chunk - 1 : u.chunk + 1, u.microbatch, u.forward});
+      for (std::size_t i = 0; i < lanes_.size(); ++i) last[i].push_back(incoming[i]);
+    }
+    const bool last_microbatch = u.microbatch == m_ - 1;
+    for (int k = 0; k < chunk.num_layers; ++k) {
+      const int layer = u.forward ? chunk.first_layer + k : chunk.first_layer + chunk.num_layers - 1 - k;
+      const LayerWork& w = work_[static_cast<std::size_t>(layer)];
+      const ChunkPos pos{u.chunk, u.microbatch, layer};
+      std::vector<MemoryChange> gathered_release;
+      if (sc_.parallelism.zero_stage >= 3 && layout_.dp > 1)
+        gathered_release = emit_param_gather(stage, pos, w, last);
+      if (u.forward) {
+        std::vector<MemoryChange> alloc = {{Tier::hbm, MemoryUse::activations, w.saved}};
+        auto ids = per_lane(stage, TaskKind::forward, pos, w.fwd_flops, w.fwd_bytes, alloc, gathered_release, last);
+        last = tp_collectives(stage, w.tp_fwd, pos, ids);
+        continue;
+      }
+      std::vector<MemoryChange> release = {{Tier::hbm, MemoryUse::activations, w.saved}};
+      release.insert(release.end(), gathered_release.begin(), gathered_release.end());
+      if (sc_.memory.recompute != Recompute::none) {
+        const bool full = sc_.memory.recompute == Recompute::full;
+        std::vector<MemoryChange> alloc = {{Tier::hbm, MemoryUse::workspace, w.rebuilt}};
+        auto ids = per_lane(stage, TaskKind::recompute, pos, full ? w.fwd_flops : w.core_flops,
+                            full ? w.fwd_bytes : w.core_bytes, alloc, {}, last);
+        last = tp_collectives(stage, full ? w.tp_fwd : 0, pos, ids);
+        release.push_back({Tier::hbm, MemoryUse::workspace, w.rebuilt});
+      }
+      auto ids = per_lane(stage, TaskKind::backward, pos, w.bwd_flops, w.bwd_bytes, {}, release, last);
+      last = tp_collectives(stage, w.tp_bwd, pos, ids);
+      const bool zero3 = sc_.parallelism.zero_stage >= 3;
+      if (layout_.dp > 1 && (zero3 || last_microbatch)) emit_gradient_reduction(stage, pos, w, last);
+    }
+    const int to_chunk = u.forward ? u.chunk + 1 : u.chunk - 1;
+    if (to_chunk < 0 || to_chunk >= chunks_) return;
+    const int to_stage = part_.chunks[static_cast<std::size_t>(to_chunk)].stage;
+    std::vector<TaskId> sends;
+    for (std::size_t i = 0; i < lanes_.size(); ++i) {
+      const std::int64_t src = rank_of(stage, lanes_[i]), dst = rank_of(to_stage, lanes_[i]);
+      Task t = base(TaskKind::pp_transfer, Stream::p2p, {src}, stage);
+      set_pos(t, {u.chunk, u.microbatch, -1});
+      // Megatron's scatter/gather optimisation: each TP rank sends only its 1/t slice.
+      t.flows.push_back({Device::gpu(src), Device::gpu(dst), hidden_bytes_ / static_cast<double>(layout_.tp),
+                         layout_.node(src) != layout_.node(dst)});
+      t.deps = last[i];
+      sends.push_back(dag_.add(std::move(t)));
+    }
+    p2p_[{u.chunk, u.microbatch, u.forward}] = sends;
+  }
+
+  /// ZeRO-3: gather the layer's weights before its compute, one layer ahead of use (DeepSpeed's
+  /// prefetch). Returns what the compute that consumes them releases.
+  std::vector<MemoryChange> emit_param_gather(int stage, const ChunkPos& pos, const LayerWork& w, Frontier& last) {
+    const double full = w.params * states_.weights;
+    const double gathered = full * (1.0 - 1.0 / static_cast<double>(layout_.dp));
+    auto& prev = gather_prefetch_[static_cast<std::size_t>(stage)];
+    auto phases = dp_collective(stage, Collective::all_gather, full, TaskKind::param_gather, pos);
+    phases.front().deps = prev;
+    phases.back().allocate.push_back({Tier::hbm, MemoryUse::workspace, gathered});
+    TaskId done = 0;
+    for (auto& task : phases) done = dag_.add(std::move(task));
+    prev.clear();
+    for (const auto& l : last) prev.insert(prev.end(), l.begin(), l.end());
+    for (auto& l : last) l.push_back(done);
+    return {{Tier::hbm, MemoryUse::workspace, gathered}};
+  }
+
+  void emit_gradient_reduction(int stage, const ChunkPos& pos, const LayerWork& w, const Frontier& last) {
+    const bool sharded = sc_.parallelism.zero_stage >= 1 || sc_.parallelism.distributed_optimizer;
+    const double grads = w.params * states_.gradients;
+    auto phases = dp_collective(stage, sharded ? Collective::reduce_scatter : Collective::all_reduce, grads,
+                                TaskKind::dp_comm, pos);
+    for (const auto& l : last) phases.front().deps.insert(phases.front().deps.end(), l.begin(), l.end());
+    for (auto& task : phases) dp_tasks_[static_cast<std::size_t>(stage)].push_back(dag_.add(std::move(task)));
+  }
+
+  /// A data-parallel collective, hierarchical when replicas share a node: the intra-node phase over
+  /// NVLink, the inter-node phase over the NICs on 1/g of the buffer (NCCL's tree/ring split).
+  /// Returns the phases in order, each depending on the previous.
+  std::vector<Task> dp_collective(int stage, Collective c, double bytes, TaskKind kind, const ChunkPos& pos) {
+    // Group the lanes by tp index: each group is one DP ring.
+    std::map<std::int64_t, std::vector<std::int64_t>> rings;
+    for (const Lane& lane : lanes_) rings[lane.second].push_back(rank_of(stage, lane));
+    const std::int64_t per_node = std::clamp<std::int64_t>(layout_.gpus_per_node / layout_.tp, 1, layout_.dp);
+    const std::int64_t nodes = layout_.dp / per_node;
+    std::vector<std::pair<Collective, bool>> phases;  // (collective, intra-node?)
+    double inter_bytes = bytes / static_cast<double>(per_node);
+    if (per_node > 1 && nodes > 1) {
+      if (c == Collective::all_reduce)
+        phases = {{Collective::reduce_scatter, true}, {Collective::all_reduce, false}, {Collective::all_gather, true}};
+      else if (c == Collective::reduce_scatter)
+        phases = {{Collective::reduce_scatter, true}, {Collective::reduce_scatter, false}};
+      else
+        phases = {{Collective::all_gather, false}, {Collective::all_gather, true}};
+    } else {
+      phases = {{c, per_node > 1}};
+      inter_bytes = bytes;
+    }
+    std::vector<Task> out;
+    for (const auto& [phase, intra] : phases) {
+      Task merged = base(kind, Stream::dp_comm, {}, stage);
+      set_pos(merged, pos);
+      for (const auto& [t_index, simulated] : rings) {
+        for (std::int64_t r : simulated) {
+          const std::vector<std::int64_t> full = layout_.dp_group(r);
+          const std::int64_t d = layout_.dp_index(r);
+          std::vector<std::int64_t> sub;
+          for (std::int64_t i = 0; i < layout_.dp; ++i)
+            if (intra ? i / per_node == d / per_node : i % per_node == d % per_node)
+              sub.push_back(full[static_cast<std::size_t>(i)]);
+          Task part = ring_collective(phase, sub, {r}, intra ? bytes : inter_bytes, kind, Stream::dp_comm, layout_);
+          merged.ranks.push_back(r);
+          merged.latency_steps = part.latency_steps;
+          merged.flows.insert(merged.flows.end(), part.flows.begin(), part.flows.end());
+        }
+      }
+      out.push_back(std::move(merged));
+    }
+    // Phases run back to back on the DP stream; stream order already serialises them.
+    return out;
+  }
+
+  void emit_optimizer(int stage) {
+    const StageMemory& sm = mem_.stages[static_cast<std::size_t>(stage)];
+    const bool sharded = sc_.parallelism.zero_stage >= 1 || sc_.parallelism.distributed_optimizer;
+    const double shard = sharded ? static_cast<double>(layout_.dp) : 1.0;
+    // Adam reads and writes its states, reads the gradient and writes the compute-precision weights.
+    const double per_param = 2.0 * states_.optimizer + states_.gradients + states_.weights;
+    auto& last = last_[static_cast<std::size_t>(stage)];
+    Frontier deps = last;
+    const auto& dp = dp_tasks_[static_cast<std::size_t>(stage)];
+    if (!dp.empty())
+      for (auto& d : deps) d.push_back(dp.back());
+    const double on_gpu = sc_.memory.offload.optimizer == Tier::none ? 1.0 : 0.0;
+    auto ids = per_lane(stage, TaskKind::optimizer, {0, -1, -1}, 0.0, on_gpu * per_param * sm.parameters / shard, {},
+                        {}, deps);
+    for (std::size_t i = 0; i < lanes_.size(); ++i) last[i] = {ids[i]};
+    if (sharded && sc_.parallelism.zero_stage < 3 && layout_.dp > 1) {
+      for (auto& task : dp_collective(stage, Collective::all_gather, sm.parameters * states_.weights, TaskKind::dp_comm,
+                                      {0, -1, -1})) {
+        for (TaskId id : ids) task.deps.push_back(id);
+        TaskId g = dag_.add(std::move(task));
+        for (auto& l : last) l = {g};
+      }
+    }
+  }
+
+  const Scenario& sc_;
+  const PipelinePartition& part_;
+  const MemoryEstimate& mem_;
+  RankLayout layout_;
+  std::vector<LayerWork> work_;
+  bool fold_;
+  double act_bytes_ = 2.0, hidden_bytes_ = 0.0;
+  StateBytes states_;
+  int m_ = 1, chunks_ = 1, iteration_ = 0;
+  std::vector<Lane> lanes_;
+  TaskDag dag_;
+  std::vector<Frontier> last_;  // per stage
+  std::map<UnitKey, std::vector<TaskId>> p2p_;
+  std::vector<std::vector<TaskId>> dp_tasks_;
+  std::vector<std::vector<TaskId>> gather_prefetch_;  // per stage: what the next gather waits for
+};
+
+}  // namespace
+
+TaskDag build_training_dag(const Scenario& sc, const ComputeGraph& graph, const PipelinePartition& partition,
+                           const MemoryEstimate& memory, const DagOptions& options) {
+  TaskDag dag = DagBuilder(sc, graph, partition, memory, options).build();
+  topological_order(dag);  // throws on a cycle
+  return dag;
+}
+
+}  // namespace strata

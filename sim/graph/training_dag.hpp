@@ -1,0 +1,29 @@
+#pragma once
+
+/// Turns the computation graph and the scenario's policies into the task DAG of N training
+/// iterations: per pipeline stage its schedule of forward, backward and recompute work per layer,
+/// the tensor-parallel collectives inside each layer, activation and gradient transfers between
+/// stages, data-parallel gradient reduction overlapped with the last backward, ZeRO-3 parameter
+/// gathers, and the optimizer step.
+
+#include "sim/config/scenario_spec.hpp"
+#include "sim/graph/compute_graph.hpp"
+#include "sim/graph/memory_model.hpp"
+#include "sim/graph/pipeline_partition.hpp"
+#include "sim/graph/rank_layout.hpp"
+#include "sim/graph/task_dag.hpp"
+
+namespace strata {
+
+struct DagOptions {
+  /// Simulate one rank per pipeline stage: its tensor-parallel peers and data-parallel replicas do
+  /// the same work at the same time (symmetry), so the executor scales shared links instead.
+  bool fold = true;
+};
+
+RankLayout rank_layout(const Scenario& sc);
+
+TaskDag build_training_dag(const Scenario& sc, const ComputeGraph& graph, const PipelinePartition& partition,
+                           const MemoryEstimate& memory, const DagOptions& options);
+
+}  // namespace strata

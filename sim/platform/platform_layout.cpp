@@ -1,0 +1,159 @@
+#include "sim/platform/platform_layout.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace strata {
+
+PlatformLayout::PlatformLayout(const HardwareSpec& hw, std::int64_t gpus)
+    : hw_(hw), gpus_(gpus), per_node_gpus_(hw.gpus_per_node) {
+  switches_ = (per_node_gpus_ + hw.pcie.gpus_per_switch - 1) / hw.pcie.gpus_per_switch;
+  nics_ = hw.nic.count;
+  nodes_ = (gpus + per_node_gpus_ - 1) / per_node_gpus_;
+  slot_offset_.resize(slot_count + 1);
+  for (int s = 0; s < slot_count; ++s) slot_offset_[s + 1] = slot_offset_[s] + slot_width(static_cast<Slot>(s));
+  per_node_links_ = slot_offset_[slot_count];
+}
+
+std::int64_t PlatformLayout::slot_width(Slot s) const {
+  switch (s) {
+    case nvlink_tx: case nvlink_rx: case pcie_tx: case pcie_rx: return per_node_gpus_;
+    case uplink_up: case uplink_down: return switches_;
+    case nic_tx: case nic_rx: return nics_;
+    default: return 1;
+  }
+}
+
+LinkId PlatformLayout::id(std::int64_t node, Slot slot, std::int64_t index) const {
+  return node * per_node_links_ + slot_offset_[slot] + index;
+}
+
+std::pair<PlatformLayout::Slot, std::int64_t> PlatformLayout::decode(LinkId id, std::int64_t& node) const {
+  node = id / per_node_links_;
+  const std::int64_t within = id % per_node_links_;
+  int s = 0;
+  while (slot_offset_[s + 1] <= within) ++s;
+  return {static_cast<Slot>(s), within - slot_offset_[s]};
+}
+
+LinkSpec PlatformLayout::link(LinkId id) const {
+  const Efficiency& eff = hw_.efficiency;
+  if (id == nodes_ * per_node_links_)
+    return {"object_store", hw_.object_store.bandwidth.value, hw_.object_store.latency.value};
+  std::int64_t node = 0;
+  auto [slot, i] = decode(id, node);
+  const double ssd_count = static_cast<double>(hw_.local_ssd.count);
+  auto name = [&](const char* what) { return fmt::format("node{}.{}{}", node, what, i); };
+  switch (slot) {
+    case nvlink_tx: return {name("nvlink_tx"), hw_.nvlink_bandwidth.value * eff.nvlink, hw_.nvlink_latency.value};
+    case nvlink_rx: return {name("nvlink_rx"), hw_.nvlink_bandwidth.value * eff.nvlink, 0.0};
+    case pcie_tx: return {name("pcie_tx"), hw_.pcie.bandwidth.value * eff.pcie, 0.0};
+    case pcie_rx: return {name("pcie_rx"), hw_.pcie.bandwidth.value * eff.pcie, 0.0};
+    case uplink_up: return {name("uplink_up"), hw_.pcie.bandwidth.value * eff.pcie, 0.0};
+    case uplink_down: return {name("uplink_down"), hw_.pcie.bandwidth.value * eff.pcie, 0.0};
+    case nic_tx: return {name("nic_tx"), hw_.nic.bandwidth.value * eff.network, hw_.nic.latency.value};
+    case nic_rx: return {name("nic_rx"), hw_.nic.bandwidth.value * eff.network, 0.0};
+    case dram: return {name("dram"), hw_.host.dram_bandwidth.value, 0.0};
+    case cxl: return {name("cxl"), hw_.cxl.bandwidth.value, hw_.cxl.latency.value};
+    case ssd_read: return {name("ssd_read"), ssd_count * hw_.local_ssd.read_bandwidth.value, 0.0};
+    case ssd_write: return {name("ssd_write"), ssd_count * hw_.local_ssd.write_bandwidth.value, 0.0};
+    case slot_count: break;
+  }
+  throw std::logic_error("bad link id");
+}
+
+std::vector<std::int64_t> PlatformLayout::attached_gpus(LinkId id) const {
+  std::vector<std::int64_t> out;
+  auto node_range = [&](std::int64_t node, std::int64_t lo, std::int64_t hi) {
+    for (std::int64_t g = lo; g < hi; ++g)
+      if (node * per_node_gpus_ + g < gpus_) out.push_back(node * per_node_gpus_ + g);
+  };
+  if (id == nodes_ * per_node_links_) {
+    for (std::int64_t g = 0; g < gpus_; ++g) out.push_back(g);
+    return out;
+  }
+  std::int64_t node = 0;
+  auto [slot, i] = decode(id, node);
+  switch (slot) {
+    case nvlink_tx: case nvlink_rx: case pcie_tx: case pcie_rx: node_range(node, i, i + 1); break;
+    case uplink_up: case uplink_down:
+      node_range(node, i * hw_.pcie.gpus_per_switch, std::min(per_node_gpus_, (i + 1) * hw_.pcie.gpus_per_switch));
+      break;
+    case nic_tx: case nic_rx:
+      for (std::int64_t g = 0; g < per_node_gpus_; ++g)
+        if (g * nics_ / per_node_gpus_ == i) node_range(node, g, g + 1);
+      break;
+    default: node_range(node, 0, per_node_gpus_); break;
+  }
+  return out;
+}
+
+std::vector<LinkId> PlatformLayout::send_side(std::int64_t rank, bool remote) const {
+  const std::int64_t node = rank / per_node_gpus_, g = rank % per_node_gpus_;
+  const std::int64_t sw = g / hw_.pcie.gpus_per_switch;
+  if (remote) {
+    if (nics_ == 0) throw std::logic_error("inter-node transfer on a profile without NICs");
+    return {id(node, pcie_tx, g), id(node, nic_tx, g * nics_ / per_node_gpus_)};
+  }
+  if (hw_.nvlink_bandwidth.value > 0) return {id(node, nvlink_tx, g)};
+  return {id(node, pcie_tx, g), id(node, uplink_up, sw)};
+}
+
+std::vector<LinkId> PlatformLayout::receive_side(std::int64_t rank, bool remote) const {
+  const std::int64_t node = rank / per_node_gpus_, g = rank % per_node_gpus_;
+  const std::int64_t sw = g / hw_.pcie.gpus_per_switch;
+  if (remote) return {id(node, nic_rx, g * nics_ / per_node_gpus_), id(node, pcie_rx, g)};
+  if (hw_.nvlink_bandwidth.value > 0) return {id(node, nvlink_rx, g)};
+  return {id(node, uplink_down, sw), id(node, pcie_rx, g)};
+}
+
+std::vector<LinkId> PlatformLayout::route(const Device& src, const Device& dst, bool remote) const {
+  if (src.kind == DeviceKind::gpu && dst.kind == DeviceKind::gpu) {
+    auto links = send_side(src.index, remote);
+    auto rx = receive_side(dst.index, remote);
+    links.insert(links.end(), rx.begin(), rx.end());
+    return links;
+  }
+  // Host-side tiers: a GPU reaches them through its PCIe link and its switch's uplink.
+  auto tier_link = [&](const Device& d, bool reading) -> LinkId {
+    switch (d.kind) {
+      case DeviceKind::dram: return id(d.index, dram);
+      case DeviceKind::cxl: return id(d.index, cxl);
+      case DeviceKind::local_ssd: return id(d.index, reading ? ssd_read : ssd_write);
+      case DeviceKind::object_store: return nodes_ * per_node_links_;
+      case DeviceKind::gpu: break;
+    }
+    throw std::logic_error("not a tier");
+  };
+  auto gpu_side = [&](const Device& gpu, bool sending, bool to_store) -> std::vector<LinkId> {
+    const std::int64_t node = gpu.index / per_node_gpus_, g = gpu.index % per_node_gpus_;
+    const std::int64_t sw = g / hw_.pcie.gpus_per_switch;
+    if (to_store) {
+      const std::int64_t nic = g * nics_ / per_node_gpus_;
+      return sending ? std::vector<LinkId>{id(node, pcie_tx, g), id(node, nic_tx, nic)}
+                     : std::vector<LinkId>{id(node, nic_rx, nic), id(node, pcie_rx, g)};
+    }
+    return sending ? std::vector<LinkId>{id(node, pcie_tx, g), id(node, uplink_up, sw)}
+                   : std::vector<LinkId>{id(node, uplink_down, sw), id(node, pcie_rx, g)};
+  };
+  std::vector<LinkId> links;
+  if (src.kind == DeviceKind::gpu) {
+    links = gpu_side(src, true, dst.kind == DeviceKind::object_store);
+    links.push_back(tier_link(dst, false));
+  } else if (dst.kind == DeviceKind::gpu) {
+    links.push_back(tier_link(src, true));
+    auto rx = gpu_side(dst, false, src.kind == DeviceKind::object_store);
+    links.insert(links.end(), rx.begin(), rx.end());
+  } else {
+    links = {tier_link(src, true)};
+    // Node tiers reach the object store through the node's first NIC.
+    if (src.kind == DeviceKind::object_store && nics_ > 0) links.push_back(id(dst.index, nic_rx, 0));
+    if (dst.kind == DeviceKind::object_store && nics_ > 0) links.push_back(id(src.index, nic_tx, 0));
+    links.push_back(tier_link(dst, false));
+  }
+  return links;
+}
+
+}  // namespace strata

@@ -1,0 +1,170 @@
+#include "sim/report/schedule_metrics.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <tuple>
+#include <vector>
+
+
+namespace strata {
+
+double TimeBreakdown::exposed_total() const {
+  double total = 0.0;
+  for (const auto& [kind, s] : exposed_comm) total += s;
+  return total;
+}
+
+namespace {
+
+/// What a GPU is doing when several of its streams are busy: compute hides communication, and
+/// among transfers the one nearest the critical path is named (TP blocks compute directly, then
+/// pipeline transfers, then ZeRO gathers, then gradient reduction).
+constexpr std::array<TaskKind, 7> kPriority = {TaskKind::forward,     TaskKind::recompute,    TaskKind::tp_comm,
+                                               TaskKind::pp_transfer, TaskKind::param_gather, TaskKind::dp_comm,
+                                               TaskKind::optimizer};
+
+int category(TaskKind k) {
+  if (k == TaskKind::backward || k == TaskKind::optimizer) return 0;
+  return static_cast<int>(std::find(kPriority.begin(), kPriority.end(), k) - kPriority.begin());
+}
+
+TimeBreakdown rank_breakdown(const std::vector<TaskId>& tasks, const TaskDag& dag, const TaskTimes& times, double lo,
+                             double hi) {
+  std::vector<std::tuple<double, int, int>> events;  // (time, +1/-1, category)
+  for (TaskId id : tasks) {
+    const double s = std::max(lo, times.start[id]), f = std::min(hi, times.finish[id]);
+    if (f <= s) continue;
+    const int c = category(dag.tasks[id].kind);
+    events.emplace_back(s, 1, c);
+    events.emplace_back(f, -1, c);
+  }
+  std::sort(events.begin(), events.end());
+  std::array<int, kPriority.size()> active{};
+  TimeBreakdown b;
+  double t = lo;
+  auto account = [&](double until) {
+    const double span = until - t;
+    if (span <= 0) return;
+    auto top = std::find_if(active.begin(), active.end(), [](int n) { return n > 0; });
+    if (top == active.end()) b.bubble += span;
+    else if (top == active.begin()) b.compute += span;
+    else if (kPriority[static_cast<std::size_t>(top - active.begin())] == TaskKind::recompute) b.recompute += span;
+    else b.exposed_comm[kPriority[static_cast<std::size_t>(top - active.begin())]] += span;
+  };
+  for (const auto& [time, delta, c] : events) {
+    account(time);
+    t = std::max(t, time);
+    active[static_cast<std::size_t>(c)] += delta;
+  }
+  account(hi);
+  return b;
+}
+
+}  // namespace
+
+ScheduleAnalysis analyse_schedule(const TaskDag& dag, const TaskTimes& times, const BottleneckNamer& bottleneck) {
+  ScheduleAnalysis a;
+  const int n_it = std::max(1, static_cast<int>(dag.iterations));
+  std::vector<double> end(static_cast<std::size_t>(n_it), 0.0);
+  for (TaskId id = 0; id < dag.tasks.size(); ++id) {
+    auto& e = end[static_cast<std::size_t>(dag.tasks[id].iteration)];
+    e = std::max(e, times.finish[id]);
+  }
+  a.window_end = end.back();
+  a.window_start = n_it >= 2 ? end[static_cast<std::size_t>(n_it - 2)] : 0.0;
+  a.iteration_time = a.window_end - a.window_start;
+
+  // Per simulated rank: its tasks, its breakdown, its memory timeline.
+  std::map<std::int64_t, std::vector<TaskId>> by_rank;
+  for (TaskId id = 0; id < dag.tasks.size(); ++id)
+    for (std::int64_t r : dag.tasks[id].ranks) by_rank[r].push_back(id);
+  double weight_sum = 0.0;
+  for (const auto& [rank, weight] : dag.represents) {
+    const auto& tasks = by_rank[rank];
+    const double w = static_cast<double>(weight);
+    weight_sum += w;
+    TimeBreakdown b = rank_breakdown(tasks, dag, times, a.window_start, a.window_end);
+    a.breakdown.compute += w * b.compute;
+    a.breakdown.recompute += w * b.recompute;
+    a.breakdown.bubble += w * b.bubble;
+    for (const auto& [k, s] : b.exposed_comm) a.breakdown.exposed_comm[k] += w * s;
+    for (TaskId id : tasks)
+      if (dag.tasks[id].kind == TaskKind::recompute && dag.tasks[id].iteration == n_it - 1)
+        a.recompute_flops_per_gpu += w * dag.tasks[id].flops;
+
+    // Memory: frees before allocations at the same instant (a kernel's output buffer is reused).
+    RankMemory mem;
+    std::map<Tier, double> current;
+    std::array<double, kNumMemoryUses> hbm_use{};
+    for (const MemoryChange& c : dag.resident.at(rank)) {
+      current[c.tier] += c.bytes;
+      if (c.tier == Tier::hbm) hbm_use[static_cast<std::size_t>(c.use)] += c.bytes;
+    }
+    mem.peak = current;
+    mem.at_peak = hbm_use;
+    std::vector<std::tuple<double, int, TaskId>> events;  // (time, 0 free / 1 alloc, task)
+    for (TaskId id : tasks) {
+      if (!dag.tasks[id].allocate.empty()) events.emplace_back(times.start[id], 1, id);
+      if (!dag.tasks[id].release.empty()) events.emplace_back(times.finish[id], 0, id);
+    }
+    std::sort(events.begin(), events.end());
+    for (const auto& [time, alloc, id] : events) {
+      const auto& changes = alloc ? dag.tasks[id].allocate : dag.tasks[id].release;
+      for (const MemoryChange& c : changes) {
+        const double delta = alloc ? c.bytes : -c.bytes;
+        current[c.tier] += delta;
+        if (c.tier == Tier::hbm) hbm_use[static_cast<std::size_t>(c.use)] += delta;
+        if (current[c.tier] > mem.peak[c.tier]) {
+          mem.peak[c.tier] = current[c.tier];
+          if (c.tier == Tier::hbm) {
+            mem.at_peak = hbm_use;
+            mem.peak_time = time;
+          }
+        }
+      }
+    }
+    a.memory[rank] = mem;
+  }
+  if (weight_sum > 0) {
+    a.breakdown.compute /= weight_sum;
+    a.breakdown.recompute /= weight_sum;
+    a.breakdown.bubble /= weight_sum;
+    for (auto& [k, s] : a.breakdown.exposed_comm) s /= weight_sum;
+    a.recompute_flops_per_gpu /= weight_sum;
+  }
+  a.bubble_fraction = a.iteration_time > 0 ? a.breakdown.bubble / a.iteration_time : 0.0;
+
+  // Critical path: from the last task of the last iteration back through whichever predecessor
+  // (dependency or stream predecessor) finished last, i.e. the one that held it back.
+  const auto stream_prev = stream_predecessors(dag);
+  TaskId at = 0;
+  double latest = -1.0;
+  for (TaskId id = 0; id < dag.tasks.size(); ++id)
+    if (times.finish[id] > latest) latest = times.finish[at = id];
+  while (latest >= 0) {
+    const Task& t = dag.tasks[at];
+    const double s = std::max(a.window_start, times.start[at]), f = times.finish[at];
+    if (f <= a.window_start) break;
+    if (f > s) {
+      a.critical_path.seconds[t.kind] += f - s;
+      if (!t.flows.empty()) a.critical_path.links[bottleneck(at)] += f - s;
+    }
+    bool found = false;
+    double best = -1.0;
+    TaskId next = 0;
+    auto consider = [&](TaskId p) {
+      if (times.finish[p] > best) {
+        best = times.finish[p];
+        next = p;
+        found = true;
+      }
+    };
+    for (TaskId d : t.deps) consider(d);
+    for (TaskId p : stream_prev[at]) consider(p);
+    if (!found) break;
+    at = next;
+  }
+  return a;
+}
+
+}  // namespace strata

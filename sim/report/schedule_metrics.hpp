@@ -1,0 +1,51 @@
+#pragma once
+
+/// What a schedule means: the steady-state iteration time, where each simulated GPU's time went
+/// (compute, recompute, exposed communication by kind, pipeline bubble), the critical path, and the
+/// memory each rank held over time, from every task's allocations and frees.
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include <functional>
+#include "sim/graph/task_dag.hpp"
+
+namespace strata {
+
+struct TimeBreakdown {
+  double compute = 0.0;    ///< forward, backward and optimizer kernels
+  double recompute = 0.0;  ///< activation recomputation
+  std::map<TaskKind, double> exposed_comm;  ///< communication with the compute stream idle
+  double bubble = 0.0;     ///< nothing running on the GPU
+  double exposed_total() const;
+};
+
+struct RankMemory {
+  std::map<Tier, double> peak;                  ///< per tier
+  std::array<double, kNumMemoryUses> at_peak{};  ///< HBM breakdown at the HBM peak
+  double peak_time = 0.0;
+};
+
+struct CriticalPath {
+  std::map<TaskKind, double> seconds;   ///< time on the path by task kind, within the window
+  std::map<std::string, double> links;  ///< transfer time on the path by bottleneck link class
+};
+
+struct ScheduleAnalysis {
+  double window_start = 0.0, window_end = 0.0;  ///< the last iteration
+  double iteration_time = 0.0;
+  TimeBreakdown breakdown;  ///< mean over the simulated GPUs, weighted by the ranks they stand for
+  double bubble_fraction = 0.0;
+  double recompute_flops_per_gpu = 0.0;  ///< in the window, mean over GPUs
+  CriticalPath critical_path;
+  std::map<std::int64_t, RankMemory> memory;
+};
+
+/// Names the resource that bounds a transfer task (e.g. "nvlink_tx"), for the critical path.
+using BottleneckNamer = std::function<std::string(TaskId)>;
+
+ScheduleAnalysis analyse_schedule(const TaskDag& dag, const TaskTimes& times, const BottleneckNamer& bottleneck);
+
+}  // namespace strata

@@ -1,0 +1,20 @@
+#pragma once
+
+/// A schedule as Chrome / Perfetto trace-event JSON: a process per simulated GPU with a thread per
+/// stream, a process for the links (a thread per link a transfer crossed), and counters for each
+/// GPU's memory per tier. Times are microseconds.
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "sim/graph/task_dag.hpp"
+
+namespace strata {
+
+/// Names of the links a task's flows cross (empty for compute).
+using LinkNamer = std::function<std::vector<std::string>(TaskId)>;
+
+std::string trace_json(const TaskDag& dag, const TaskTimes& times, const LinkNamer& links);
+
+}  // namespace strata
