@@ -66,8 +66,7 @@ struct Op {
   std::vector<SavedTensor> saved = {};
   double output_bytes = 0.0;
   /// HBM bytes read and written by the op's memory-bound kernels in forward (norms, softmax,
-  /// dropout, bias-residual adds, activations), whole model width; the backward moves twice this
-  /// (it reads the saved input and the output gradient and writes the input gradient).
+  /// dropout, bias-residual adds, activations), whole model width. See kBackwardTrafficFactor.
   double memory_traffic = 0.0;
   Split traffic_split = Split::sequence;  ///< how that traffic divides over the TP group
 
@@ -102,7 +101,9 @@ double total_parameters(const ComputeGraph& graph);
 /// Model FLOPs of forward + backward for one micro-batch, without recomputation.
 double model_flops(const ComputeGraph& graph);
 
-/// Backward memory traffic as a multiple of forward (see Op::memory_traffic).
-inline constexpr double kBackwardTrafficFactor = 2.0;
+/// Backward memory traffic as a multiple of forward: an elementwise kernel's forward reads its input
+/// and writes its output (2 tensors); its backward reads the saved input (or output) and the output
+/// gradient and writes the input gradient (3 tensors), as for GeLU, softmax and LayerNorm.
+inline constexpr double kBackwardTrafficFactor = 1.5;
 
 }  // namespace strata

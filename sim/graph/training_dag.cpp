@@ -57,10 +57,17 @@ std::vector<LayerWork> layer_work(const Scenario& sc, const ComputeGraph& graph)
       else w.rebuilt += bytes;
     }
   }
-  // Megatron: two collectives per block each way (after the attention and MLP row-parallel
-  // projections; all-reduce, or reduce-scatter + all-gather pairs of the same volume with SP), one
-  // for the vocab-parallel embedding's output and one for the LM head's input gradient.
-  for (auto& w : work) w.tp_fwd = w.tp_bwd = 2;
+  // Megatron, in all-reduce equivalents of the hidden-state buffer: forward, one after each of the
+  // attention and MLP row-parallel projections (with SP an all-gather before and a reduce-scatter
+  // after each sub-block: the same volume). Backward without SP, the two input-gradient
+  // all-reduces; with SP, each sub-block re-gathers its sequence-sharded input for the weight
+  // gradient besides the all-gather and reduce-scatter of the gradients (Korthikanti et al. 2022
+  // §4.2.2), three all-reduce equivalents. Plus one for the vocab-parallel embedding's output and
+  // one for the LM head's input gradient.
+  for (auto& w : work) {
+    w.tp_fwd = 2;
+    w.tp_bwd = sp ? 3 : 2;
+  }
   work.front().tp_fwd += 1;
   work.back().tp_bwd += 1;
   return work;
@@ -253,7 +260,7 @@ class DagBuilder {
     std::vector<TaskId> sends;
     for (std::size_t i = 0; i < lanes_.size(); ++i) {
       const std::int64_t src = rank_of(stage, lanes_[i]), dst = rank_of(to_stage, lanes_[i]);
-      Task t = base(TaskKind::pp_transfer, Stream::p2p, {src}, stage);
+      Task t = base(TaskKind::pp_transfer, Stream::compute, {src}, stage);
       set_pos(t, {u.chunk, u.microbatch, -1});
       // Megatron's scatter/gather optimisation: each TP rank sends only its 1/t slice.
       t.flows.push_back({Device::gpu(src), Device::gpu(dst), hidden_bytes_ / static_cast<double>(layout_.tp),
