@@ -1,0 +1,147 @@
+// The two executors against closed forms and against each other: ring collectives (Patarasuk &
+// Yuan 2009: all-reduce 2(n-1)/n·S/B + 2(n-1)·α; reduce-scatter and all-gather (n-1)/n·S/B +
+// (n-1)·α), bandwidth sharing on one link, contention-free = DES when nothing contends, and
+// symmetry folding = simulating every rank.
+
+#include <catch2/catch.hpp>
+
+#include "sim/exec/executor.hpp"
+#include "sim/exec/task_costs.hpp"
+#include "sim/graph/collectives.hpp"
+#include "sim/platform/platform_layout.hpp"
+#include "support.hpp"
+
+namespace {
+
+using namespace strata;
+
+HardwareSpec a100(std::int64_t gpus_per_node) {
+  HardwareSpec hw = test::load("default").hardware;
+  hw.gpus_per_node = gpus_per_node;
+  hw.nvlink_latency = Seconds(2e-6);
+  hw.nic.latency = Seconds(5e-6);
+  return hw;
+}
+
+/// A DAG with one ring collective over `group`; folded: one representative stands for the group.
+TaskDag collective_dag(Collective c, const std::vector<std::int64_t>& group, double bytes, bool folded,
+                       const RankLayout& layout) {
+  TaskDag dag;
+  const std::vector<std::int64_t> simulated = folded ? std::vector<std::int64_t>{group.front()} : group;
+  dag.add(ring_collective(c, group, simulated, bytes, TaskKind::dp_comm, Stream::dp_comm, layout));
+  for (std::int64_t r : simulated) {
+    dag.resident[r] = {};
+    dag.represents[r] = folded ? static_cast<std::int64_t>(group.size()) : 1;
+  }
+  dag.fold_group = folded ? layout.gpus_per_node * 1024 : 1;  // every rank in one group
+  return dag;
+}
+
+double run(const TaskDag& dag, const HardwareSpec& hw, std::int64_t gpus, bool des) {
+  const PlatformLayout layout(hw, gpus);
+  const TaskCosts costs(hw, Precision::bf16, layout, dag);
+  return (des ? run_des(dag, costs, layout) : run_list_schedule(dag, costs)).makespan();
+}
+
+}  // namespace
+
+TEST_CASE("Ring collectives take their closed-form time on NVLink and across nodes", "[analytic][simulation]") {
+  const double S = 512.0 * (1 << 20);
+  for (bool inter_node : {false, true}) {
+    const HardwareSpec hw = a100(inter_node ? 1 : 8);
+    // Per-GPU bandwidth and per-step latency of the ring's hop.
+    const double B = inter_node ? std::min(hw.nic.bandwidth.value * hw.efficiency.network,
+                                           hw.pcie.bandwidth.value * hw.efficiency.pcie)
+                                : hw.nvlink_bandwidth.value * hw.efficiency.nvlink;
+    const double alpha = inter_node ? hw.nic.latency.value : hw.nvlink_latency.value;
+    for (std::int64_t n : {2, 4, 8}) {
+      const RankLayout layout{1, 1, n, hw.gpus_per_node};
+      std::vector<std::int64_t> group;
+      for (std::int64_t r = 0; r < n; ++r) group.push_back(r);
+      for (Collective c : {Collective::all_reduce, Collective::reduce_scatter, Collective::all_gather}) {
+        const double share = (n - 1.0) / n * S / B;
+        const double expected = c == Collective::all_reduce ? 2 * share + 2 * (n - 1) * alpha : share + (n - 1) * alpha;
+        for (bool folded : {false, true})
+          for (bool des : {false, true}) {
+            INFO(fmt::format("{} n={} collective {} folded {} des {}", inter_node ? "inter-node" : "NVLink", n,
+                             static_cast<int>(c), folded, des));
+            CHECK(run(collective_dag(c, group, S, folded, layout), hw, n, des) == Approx(expected).epsilon(1e-6));
+          }
+      }
+    }
+  }
+}
+
+TEST_CASE("Two flows on one link each take twice as long in the DES, once in the list scheduler",
+          "[analytic][simulation]") {
+  // GPUs 0 and 1 sit behind one PCIe switch (gpus_per_switch = 2): writing to host DRAM, both
+  // cross the switch's uplink.
+  const HardwareSpec hw = a100(8);
+  REQUIRE(hw.pcie.gpus_per_switch == 2);
+  const double bytes = 4.0e9;
+  TaskDag dag;
+  for (std::int64_t r : {0, 1}) {
+    Task t;
+    t.kind = TaskKind::dp_comm;
+    t.stream = Stream::dp_comm;
+    t.ranks = {r};
+    t.latency_steps = 0;
+    t.flows = {{Device::gpu(r), Device{DeviceKind::dram, 0}, bytes, false}};
+    dag.add(t);
+    dag.resident[r] = {};
+    dag.represents[r] = 1;
+  }
+  const double alone = bytes / (hw.pcie.bandwidth.value * hw.efficiency.pcie);
+  CHECK(run(dag, hw, 8, false) == Approx(alone).epsilon(1e-9));
+  CHECK(run(dag, hw, 8, true) == Approx(2 * alone).epsilon(1e-6));
+}
+
+TEST_CASE("Contention-free list scheduler equals the DES when nothing contends", "[simulation]") {
+  // Korthikanti's 175B: TP inside a node on NVLink, one pipeline transfer per NIC at a time.
+  const Scenario sc = test::load("korthikanti-175b-selective");
+  const RunResult des = run_scenario(sc, {ExecutorKind::des, true, false});
+  const RunResult list = run_scenario(sc, {ExecutorKind::list, true, false});
+  const double t_des = des.simulation->throughput.iteration_time, t_list = list.simulation->throughput.iteration_time;
+  std::cout << fmt::format("175B iteration: DES {:.12g} s, list {:.12g} s, relative difference {:.3g}\n", t_des,
+                           t_list, std::fabs(t_des - t_list) / t_list);
+  CHECK(std::fabs(t_des - t_list) <= 1e-9 * t_list);
+  CHECK(std::fabs(des.simulation->contention_time) <= 1e-9 * t_list);
+}
+
+TEST_CASE("Folded simulation matches simulating every rank within 0.5 %", "[simulation]") {
+  test::Comparison table("Folded vs unfolded iteration time (DES)", "s");
+  const std::vector<std::pair<std::string, std::vector<std::string>>> cases = {
+      {"korthikanti-22b-selective", {}},
+      {"korthikanti-175b-selective", {}},
+      {"mixtral-8x7b-h100", {}},
+      {"llama-2-7b-zero1-a100", {}},
+      {"llama-3-8b-zero3-h100", {}},
+      {"llama-2-7b-rtx4090-pipeline", {}},
+      {"llama-2-7b-zero1-a100", {"parallelism.tp=2", "parallelism.pp=2", "parallelism.dp=2"}},
+  };
+  for (const auto& [name, sets] : cases) {
+    const Scenario sc = test::load(name, sets);
+    REQUIRE(sc.gpus <= 64);
+    const double folded = run_scenario(sc, {ExecutorKind::des, true, false}).simulation->throughput.iteration_time;
+    const double every = run_scenario(sc, {ExecutorKind::des, false, false}).simulation->throughput.iteration_time;
+    table.add(sets.empty() ? name : name + " tp2 pp2 dp2", every, folded);
+  }
+  table.print();
+  CHECK(table.max_error() <= 0.005);
+}
+
+TEST_CASE("Memory timeline peaks agree with the static model within 2 %", "[validation][simulation]") {
+  test::Comparison table("Per-stage HBM peak: static model vs executed timeline", "GiB");
+  for (const std::string name : {"default", "korthikanti-22b-full", "korthikanti-530b-selective", "mixtral-8x7b-h100",
+                                 "llama-2-7b-zero1-a100", "llama-2-7b-rtx4090-pipeline", "llama-3-70b-h100-64"}) {
+    const Scenario sc = test::load(name);
+    const RunResult r = run_scenario(sc, {ExecutorKind::list, true, false});
+    for (const auto& stage : r.memory.stages) {
+      const auto& timeline = r.simulation->analysis.memory.at(stage.first_rank);
+      table.add(fmt::format("{} stage {}", name, stage.stage), stage.hbm.total() / kGiB,
+                timeline.peak.at(Tier::hbm) / kGiB);
+    }
+  }
+  table.print();
+  CHECK(table.max_error() <= 0.02);
+}
