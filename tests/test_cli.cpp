@@ -6,6 +6,7 @@
 #include <array>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <sys/wait.h>
 
 #include "support.hpp"
@@ -133,4 +134,53 @@ TEST_CASE("Every shipped scenario runs and gives byte-identical reports twice", 
     ++scenarios;
   }
   CHECK(scenarios >= 15);
+}
+
+TEST_CASE("Trace output (--trace) is trace-event JSON whose every event is well formed", "[cli][trace]") {
+  const std::string trace = temp_file("trace.json");
+  Result r = strata_cli(fmt::format("run korthikanti-22b-selective -q --trace {}", trace));
+  REQUIRE(r.code == 0);
+  std::ifstream in(trace);
+  const nlohmann::json events = nlohmann::json::parse(in);  // throws (fails the test) if not JSON
+  REQUIRE(events.is_array());
+  std::map<std::string, int> phases;
+  for (const auto& e : events) {
+    INFO(e.dump());
+    REQUIRE(e.is_object());
+    CHECK(e.at("name").is_string());
+    const std::string ph = e.at("ph").get<std::string>();
+    ++phases[ph];
+    CHECK(e.at("pid").is_number_integer());
+    CHECK(e.at("tid").is_number_integer());
+    CHECK(e.at("args").is_object());
+    if (ph == "X" || ph == "C") {
+      CHECK(e.at("ts").is_number());
+      CHECK(e.at("ts").get<double>() >= 0.0);
+    }
+    if (ph == "X") CHECK(e.at("dur").get<double>() >= 0.0);
+    if (ph == "M") CHECK(e.at("args").at("name").is_string());
+    if (ph == "C") CHECK(e.at("args").at("bytes").is_number());
+    CHECK((ph == "X" || ph == "M" || ph == "C"));
+  }
+  CHECK(phases["X"] > 0);  // task spans on GPU streams and links
+  CHECK(phases["M"] > 0);  // process and thread names
+  CHECK(phases["C"] > 0);  // memory counters
+  std::filesystem::remove(trace);
+}
+
+TEST_CASE("Executor and folding flags: list and DES agree when uncontended, --no-fold simulates every rank",
+          "[cli][simulation]") {
+  auto report = [](const std::string& flags) {
+    Result r = strata_cli("run korthikanti-22b-selective -q --json - " + flags);
+    REQUIRE(r.code == 0);
+    return nlohmann::json::parse(r.out);
+  };
+  const auto des = report(""), list = report("--executor list"), every = report("--no-fold");
+  CHECK(des["simulation"]["executor"] == "des");
+  CHECK(list["simulation"]["executor"] == "list");
+  CHECK(des["simulation"]["simulated_gpus"] == 1);
+  CHECK(every["simulation"]["simulated_gpus"] == 8);
+  CHECK(list["throughput"]["iteration_time_s"].get<double>() ==
+        Approx(des["throughput"]["iteration_time_s"].get<double>()).epsilon(1e-9));
+  CHECK(strata_cli("run default -q --executor warp").code == 2);
 }

@@ -5,12 +5,13 @@
 namespace strata {
 
 TaskTimes run_list_schedule(const TaskDag& dag, const TaskCosts& costs) {
-  const auto order = topological_order(dag);
+  // TaskDag::add only accepts dependencies on earlier tasks and streams run in insertion order, so
+  // insertion order is a topological order (build_training_dag also checks it with Boost.Graph).
   const auto stream_prev = stream_predecessors(dag);
   TaskTimes times;
   times.start.assign(dag.tasks.size(), 0.0);
   times.finish.assign(dag.tasks.size(), 0.0);
-  for (TaskId id : order) {
+  for (TaskId id = 0; id < dag.tasks.size(); ++id) {
     const Task& t = dag.tasks[id];
     double start = 0.0;
     for (TaskId d : t.deps) start = std::max(start, times.finish[d]);

@@ -87,10 +87,10 @@ RunResult run_scenario(const Scenario& sc, const SimulationOptions& options) {
     return cls;
   };
   TaskTimes list = run_list_schedule(*dag, costs);
-  const ScheduleAnalysis list_analysis = analyse_schedule(*dag, list, bottleneck);
-  sim.contention_free_iteration_time = list_analysis.iteration_time;
+  const auto [list_start, list_end] = last_iteration_window(*dag, list);
+  sim.contention_free_iteration_time = list_end - list_start;
   TaskTimes times = options.executor == ExecutorKind::des ? run_des(*dag, costs, layout) : std::move(list);
-  sim.analysis = options.executor == ExecutorKind::des ? analyse_schedule(*dag, times, bottleneck) : list_analysis;
+  sim.analysis = analyse_schedule(*dag, times, bottleneck);
   sim.contention_time = sim.analysis.iteration_time - sim.contention_free_iteration_time;
   sim.throughput = throughput(sc, r, sim.analysis);
   if (options.keep_schedule) {

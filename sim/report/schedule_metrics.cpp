@@ -62,16 +62,20 @@ TimeBreakdown rank_breakdown(const std::vector<TaskId>& tasks, const TaskDag& da
 
 }  // namespace
 
-ScheduleAnalysis analyse_schedule(const TaskDag& dag, const TaskTimes& times, const BottleneckNamer& bottleneck) {
-  ScheduleAnalysis a;
+std::pair<double, double> last_iteration_window(const TaskDag& dag, const TaskTimes& times) {
   const int n_it = std::max(1, static_cast<int>(dag.iterations));
   std::vector<double> end(static_cast<std::size_t>(n_it), 0.0);
   for (TaskId id = 0; id < dag.tasks.size(); ++id) {
     auto& e = end[static_cast<std::size_t>(dag.tasks[id].iteration)];
     e = std::max(e, times.finish[id]);
   }
-  a.window_end = end.back();
-  a.window_start = n_it >= 2 ? end[static_cast<std::size_t>(n_it - 2)] : 0.0;
+  return {n_it >= 2 ? end[static_cast<std::size_t>(n_it - 2)] : 0.0, end.back()};
+}
+
+ScheduleAnalysis analyse_schedule(const TaskDag& dag, const TaskTimes& times, const BottleneckNamer& bottleneck) {
+  ScheduleAnalysis a;
+  const int n_it = std::max(1, static_cast<int>(dag.iterations));
+  std::tie(a.window_start, a.window_end) = last_iteration_window(dag, times);
   a.iteration_time = a.window_end - a.window_start;
 
   // Per simulated rank: its tasks, its breakdown, its memory timeline.

@@ -46,6 +46,9 @@ struct ScheduleAnalysis {
 /// Names the resource that bounds a transfer task (e.g. "nvlink_tx"), for the critical path.
 using BottleneckNamer = std::function<std::string(TaskId)>;
 
+/// The last iteration's window: from the end of the one before (or 0) to its last task's end.
+std::pair<double, double> last_iteration_window(const TaskDag& dag, const TaskTimes& times);
+
 ScheduleAnalysis analyse_schedule(const TaskDag& dag, const TaskTimes& times, const BottleneckNamer& bottleneck);
 
 }  // namespace strata
