@@ -145,3 +145,35 @@ TEST_CASE("Memory timeline peaks agree with the static model within 2 %", "[vali
   table.print();
   CHECK(table.max_error() <= 0.02);
 }
+
+TEST_CASE("An oversubscribed fabric caps a node's inter-node traffic, folded or not", "[analytic][simulation]") {
+  HardwareSpec hw = a100(8);
+  hw.nic.oversubscription = 4.0;
+  const double bytes = 1.0e9;
+  // Every GPU of node 0 sends to its peer on node 1 at once: the node's fabric share
+  // count·bandwidth·efficiency/4 is split eight ways.
+  const double node_share = static_cast<double>(hw.nic.count) * hw.nic.bandwidth.value * hw.efficiency.network / 4.0;
+  const double expected = bytes / (node_share / 8.0);
+  for (bool folded : {false, true}) {
+    TaskDag dag;
+    dag.fold_group = folded ? 16 : 1;
+    for (std::int64_t r = 0; r < (folded ? 1 : 8); ++r) {
+      Task t;
+      t.kind = TaskKind::pp_transfer;
+      t.stream = Stream::p2p;
+      t.ranks = {r};
+      t.latency_steps = 0;
+      t.flows = {{Device::gpu(r), Device::gpu(r + 8), bytes, true}};
+      dag.add(t);
+      dag.resident[r] = {};
+      dag.represents[r] = folded ? 16 : 1;
+    }
+    if (!folded)
+      for (std::int64_t r = 8; r < 16; ++r) {
+        dag.resident[r] = {};
+        dag.represents[r] = 1;
+      }
+    INFO(folded);
+    CHECK(run(dag, hw, 16, true) == Approx(expected).epsilon(1e-6));
+  }
+}

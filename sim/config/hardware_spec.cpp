@@ -96,6 +96,8 @@ const ParamTable kNic = {
      .dim = Dimension::bytes_per_second},
     {.key = "latency", .kind = ParamKind::quantity, .default_value = 0, .doc = "per message across the fabric",
      .dim = Dimension::seconds},
+    {.key = "oversubscription", .kind = ParamKind::number, .default_value = 1.0,
+     .doc = "fabric oversubscription above the node (1: non-blocking)", .min = 1.0, .max = 1000.0},
     kSource,
 };
 
@@ -195,6 +197,7 @@ HardwareSpec parse_hardware(const json& doc, const std::string& pointer, Diagnos
   h.nic.count = nic.integer("count");
   h.nic.bandwidth = BytesPerSecond(nic.quantity("bandwidth"));
   h.nic.latency = Seconds(nic.quantity("latency"));
+  h.nic.oversubscription = nic.number("oversubscription");
   nic.string("source");
 
   ObjectReader store(top.object("object_store"), top.child_pointer("object_store"), kObjectStore, diag);

@@ -54,6 +54,9 @@ struct NicSpec {
   std::int64_t count = 0;
   BytesPerSecond bandwidth;  ///< per NIC
   Seconds latency;           ///< per message, end to end across the fabric
+  /// Fabric oversubscription above the node (1: non-blocking fat tree); r > 1 caps a node's
+  /// inter-node traffic at count·bandwidth/r.
+  double oversubscription = 1.0;
 };
 
 struct ObjectStoreSpec {

@@ -55,6 +55,11 @@ LinkSpec PlatformLayout::link(LinkId id) const {
     case uplink_down: return {name("uplink_down"), hw_.pcie.bandwidth.value * eff.pcie, 0.0};
     case nic_tx: return {name("nic_tx"), hw_.nic.bandwidth.value * eff.network, hw_.nic.latency.value};
     case nic_rx: return {name("nic_rx"), hw_.nic.bandwidth.value * eff.network, 0.0};
+    case fabric_up:
+    case fabric_down: {
+      const double node_bw = static_cast<double>(nics_) * hw_.nic.bandwidth.value * eff.network;
+      return {name(slot == fabric_up ? "fabric_up" : "fabric_down"), node_bw / hw_.nic.oversubscription, 0.0};
+    }
     case dram: return {name("dram"), hw_.host.dram_bandwidth.value, 0.0};
     case cxl: return {name("cxl"), hw_.cxl.bandwidth.value, hw_.cxl.latency.value};
     case ssd_read: return {name("ssd_read"), ssd_count * hw_.local_ssd.read_bandwidth.value, 0.0};
@@ -95,7 +100,9 @@ std::vector<LinkId> PlatformLayout::send_side(std::int64_t rank, bool remote) co
   const std::int64_t sw = g / hw_.pcie.gpus_per_switch;
   if (remote) {
     if (nics_ == 0) throw std::logic_error("inter-node transfer on a profile without NICs");
-    return {id(node, pcie_tx, g), id(node, nic_tx, g * nics_ / per_node_gpus_)};
+    std::vector<LinkId> links = {id(node, pcie_tx, g), id(node, nic_tx, g * nics_ / per_node_gpus_)};
+    if (oversubscribed()) links.push_back(id(node, fabric_up));
+    return links;
   }
   if (hw_.nvlink_bandwidth.value > 0) return {id(node, nvlink_tx, g)};
   return {id(node, pcie_tx, g), id(node, uplink_up, sw)};
@@ -104,7 +111,13 @@ std::vector<LinkId> PlatformLayout::send_side(std::int64_t rank, bool remote) co
 std::vector<LinkId> PlatformLayout::receive_side(std::int64_t rank, bool remote) const {
   const std::int64_t node = rank / per_node_gpus_, g = rank % per_node_gpus_;
   const std::int64_t sw = g / hw_.pcie.gpus_per_switch;
-  if (remote) return {id(node, nic_rx, g * nics_ / per_node_gpus_), id(node, pcie_rx, g)};
+  if (remote) {
+    std::vector<LinkId> links;
+    if (oversubscribed()) links.push_back(id(node, fabric_down));
+    links.push_back(id(node, nic_rx, g * nics_ / per_node_gpus_));
+    links.push_back(id(node, pcie_rx, g));
+    return links;
+  }
   if (hw_.nvlink_bandwidth.value > 0) return {id(node, nvlink_rx, g)};
   return {id(node, uplink_down, sw), id(node, pcie_rx, g)};
 }

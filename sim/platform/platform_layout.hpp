@@ -5,7 +5,8 @@
 /// from it), so they see the same bandwidths and latencies.
 ///
 /// Per node: each GPU's NVLink port (send, receive) and x16 PCIe link (send, receive); each PCIe
-/// switch's uplink to the host (up, down); each NIC (send, receive); DRAM, CXL and the local SSDs
+/// switch's uplink to the host (up, down); each NIC (send, receive); the node's share of an
+/// oversubscribed fabric (up, down; only on routes when oversubscription > 1); DRAM, CXL and the local SSDs
 /// (read, write) as links, so that their bandwidth shares with the buses on the same path. One
 /// shared object-store link for the cluster. Links are numbered, not stored: a 16k-GPU cluster has
 /// ~10^5 of them and a run touches a few.
@@ -43,13 +44,14 @@ class PlatformLayout {
   std::int64_t node_of(std::int64_t rank) const { return rank / per_node_gpus_; }
 
  private:
-  enum Slot : int { nvlink_tx, nvlink_rx, pcie_tx, pcie_rx, uplink_up, uplink_down, nic_tx, nic_rx, dram, cxl,
-                    ssd_read, ssd_write, slot_count };
+  enum Slot : int { nvlink_tx, nvlink_rx, pcie_tx, pcie_rx, uplink_up, uplink_down, nic_tx, nic_rx, fabric_up,
+                    fabric_down, dram, cxl, ssd_read, ssd_write, slot_count };
   LinkId id(std::int64_t node, Slot slot, std::int64_t index = 0) const;
   std::pair<Slot, std::int64_t> decode(LinkId id, std::int64_t& node) const;
   std::int64_t slot_width(Slot s) const;
   std::vector<LinkId> send_side(std::int64_t rank, bool remote) const;
   std::vector<LinkId> receive_side(std::int64_t rank, bool remote) const;
+  bool oversubscribed() const { return hw_.nic.oversubscription > 1.0; }
 
   HardwareSpec hw_;
   std::int64_t gpus_ = 0, per_node_gpus_ = 1, switches_ = 1, nics_ = 0;
