@@ -214,7 +214,7 @@ TaskTimes run_des(const TaskDag& dag, const TaskCosts& costs, const PlatformLayo
       write_all(fds[1], t.finish.data(), t.finish.size() * sizeof(double));
     } catch (const std::exception& e) {
       const std::string msg = e.what();
-      ::write(2, msg.data(), msg.size());
+      [[maybe_unused]] auto written = ::write(2, msg.data(), msg.size());
       status = 2;
     }
     ::close(fds[1]);
