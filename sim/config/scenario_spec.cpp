@@ -132,6 +132,8 @@ const ParamTable kOffload = {
     {.key = "host_buffer_factor", .kind = ParamKind::number, .default_value = 1.5,
      .doc = "offload-tier bytes per offloaded byte (pinned buffers; DeepSpeed additional_buffer_factor=1.5)",
      .min = 1.0, .max = 10.0},
+    {.key = "prefetch_layers", .kind = ParamKind::integer, .default_value = 1,
+     .doc = "how many layers ahead offloaded parameters and activations are fetched back", .min = 1, .max = 64},
 };
 
 const ParamTable kCheckpoint = {
@@ -273,6 +275,9 @@ void check_cross_fields(Scenario& sc, ObjectReader& top, ObjectReader& tr, Objec
     if (tier == Tier::cxl && hw.cxl.capacity.value <= 0.0)
       off.error(key, fmt::format("cxl offload needs CXL memory (hardware {} has cxl.capacity=0)", hw.name));
   };
+  if (o.optimizer != Tier::none && hw.host.cpu_adam_params_per_s <= 0.0)
+    off.error("optimizer", fmt::format("optimizer offload runs the step on the CPU: hardware {} needs "
+                                       "host.cpu_adam_params_per_s > 0", hw.name));
   check_tier("optimizer", o.optimizer);
   check_tier("params", o.params);
   check_tier("activations", o.activations);
@@ -344,6 +349,7 @@ Scenario parse_scenario(const json& doc, const SourceMap& sources) {
   sc.memory.offload.params = tier_from_string(off.choice("params"));
   sc.memory.offload.activations = tier_from_string(off.choice("activations"));
   sc.memory.offload.host_buffer_factor = off.number("host_buffer_factor");
+  sc.memory.offload.prefetch_layers = off.integer("prefetch_layers");
 
   if (top.has("checkpoint")) {
     ObjectReader ck(top.object("checkpoint"), "/checkpoint", kCheckpoint, diag);

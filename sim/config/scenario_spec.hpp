@@ -55,6 +55,7 @@ struct OffloadSpec {
   Tier params = Tier::none;
   Tier activations = Tier::none;
   double host_buffer_factor = 1.0;
+  std::int64_t prefetch_layers = 1;  ///< fetch-back distance for offloaded parameters and activations
 };
 
 struct MemorySpec {

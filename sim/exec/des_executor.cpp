@@ -78,6 +78,10 @@ class Controller {
     if (t.flows.empty()) {
       const double seconds = costs_.compute_seconds(t);
       if (seconds <= 0.0) return finish(id);
+      if (TaskCosts::on_host(t)) {  // a fixed share of the host CPUs: a timed wait
+        timers_.emplace(sg4::Engine::get_clock() + seconds, id);
+        return;
+      }
       sg4::Host* gpu = platform_.gpus.at(t.rank());
       auto exec = sg4::Exec::init()->set_flops_amount(seconds * gpu->get_speed())->set_host(gpu);
       exec->start();

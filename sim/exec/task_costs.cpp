@@ -12,6 +12,8 @@ TaskCosts::TaskCosts(const HardwareSpec& hw, Precision precision, const Platform
   if (peak == hw.gpu.peak.end()) throw std::logic_error("GPU has no peak for the compute dtype");
   flops_rate_ = peak->second.value * hw.efficiency.gemm;
   memory_rate_ = hw.gpu.hbm_bandwidth.value * hw.efficiency.memory;
+  // The node's CPUs update every local GPU's shard at once: each gets an equal share of the rate.
+  host_rate_ = hw.host.cpu_adam_params_per_s / static_cast<double>(hw.gpus_per_node);
 
   // Folded groups: the simulated rank of each group of interchangeable ranks.
   std::map<std::int64_t, std::int64_t> representative;
@@ -59,6 +61,7 @@ TaskCosts::TaskCosts(const HardwareSpec& hw, Precision precision, const Platform
 }
 
 double TaskCosts::compute_seconds(const Task& t) const {
+  if (on_host(t)) return t.host_params / host_rate_;
   return t.flops / flops_rate_ + t.memory_bytes / memory_rate_;
 }
 

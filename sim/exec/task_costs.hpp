@@ -25,6 +25,8 @@ class TaskCosts {
   TaskCosts(const HardwareSpec& hw, Precision precision, const PlatformLayout& layout, const TaskDag& dag);
 
   double flops_per_second() const { return flops_rate_; }
+  /// Whether the task's work runs on the host CPU rather than a GPU or a link.
+  static bool on_host(const Task& t) { return t.host_params > 0.0; }
   /// Roofline time of a task's compute work.
   double compute_seconds(const Task& t) const;
   /// Links of each flow, with folded-away destinations mapped onto their representative.
@@ -40,6 +42,7 @@ class TaskCosts {
 
  private:
   double flops_rate_ = 0.0, memory_rate_ = 0.0;
+  double host_rate_ = 0.0;  ///< CPU-Adam parameters/s available to one GPU's shard
   std::vector<std::vector<RoutedFlow>> routed_;
   std::vector<double> latency_;
   std::map<LinkId, double> bandwidth_;

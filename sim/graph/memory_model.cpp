@@ -160,6 +160,7 @@ MemoryEstimate estimate_memory(const Scenario& sc, const ComputeGraph& graph, co
     if (off.optimizer != Tier::none) {
       // ZeRO-Offload: gradients stream to the tier as fp32 and the optimizer step runs there.
       sm.offloaded[off.optimizer] += (bytes.optimizer + bytes_per_element(Precision::fp32)) * N / dp;
+      sm.offloaded_states[off.optimizer] += (bytes.optimizer + bytes_per_element(Precision::fp32)) * N / dp;
       optim = 0.0;
       // With sharded gradients (ZeRO-2/3) each bucket leaves as soon as it is reduced; below that the
       // full 16-bit gradients stay until the step.
@@ -167,6 +168,7 @@ MemoryEstimate estimate_memory(const Scenario& sc, const ComputeGraph& graph, co
     }
     if (off.params != Tier::none) {
       sm.offloaded[off.params] += bytes.weights * N / dp;
+      sm.offloaded_states[off.params] += bytes.weights * N / dp;
       weights = 0.0;
     }
     sm.hbm.params = weights;

@@ -57,6 +57,7 @@ struct StageMemory {
   double microbatches_in_flight = 0.0;
   MemoryBreakdown hbm;
   std::map<Tier, double> offloaded;  ///< bytes this rank keeps in each offload tier
+  std::map<Tier, double> offloaded_states;  ///< the model-state part of `offloaded` (no activations)
 };
 
 struct TierUsage {

@@ -20,6 +20,8 @@ std::string to_string(TaskKind k) {
     case TaskKind::pp_transfer: return "pp_transfer";
     case TaskKind::dp_comm: return "dp_comm";
     case TaskKind::param_gather: return "param_gather";
+    case TaskKind::offload: return "offload";
+    case TaskKind::host_optimizer: return "host_optimizer";
   }
   return "task";
 }
@@ -34,6 +36,9 @@ std::string to_string(Stream s) {
     case Stream::tp_comm: return "tp_comm";
     case Stream::p2p: return "p2p";
     case Stream::dp_comm: return "dp_comm";
+    case Stream::offload_out: return "offload_out";
+    case Stream::offload_in: return "offload_in";
+    case Stream::host: return "host";
   }
   return "stream";
 }

@@ -26,14 +26,17 @@ enum class TaskKind : std::uint8_t {
   pp_transfer,   ///< activation or gradient between pipeline stages
   dp_comm,       ///< gradient reduction (and ZeRO-1/2 parameter all-gather) across replicas
   param_gather,  ///< ZeRO-3 parameter all-gather before a layer's forward or backward
+  offload,       ///< a copy between HBM and an offload tier (activations, parameters, gradients)
+  host_optimizer,  ///< the optimizer step on the host CPU (ZeRO-Offload)
 };
-inline constexpr int kNumTaskKinds = 8;
+inline constexpr int kNumTaskKinds = 10;
 std::string to_string(TaskKind k);
 bool is_compute(TaskKind k);
 
 /// CUDA-stream-like queues per GPU: tasks of one stream run one at a time in program order.
-enum class Stream : std::uint8_t { compute, tp_comm, p2p, dp_comm };
-inline constexpr int kNumStreams = 4;
+/// Copies to and from offload tiers use one stream per direction, like a GPU's two copy engines.
+enum class Stream : std::uint8_t { compute, tp_comm, p2p, dp_comm, offload_out, offload_in, host };
+inline constexpr int kNumStreams = 7;
 std::string to_string(Stream s);
 
 enum class MemoryUse : std::uint8_t { params, gradients, optimizer, activations, workspace, buffers };
@@ -63,6 +66,7 @@ struct Task {
   std::vector<std::int64_t> ranks;
   double flops = 0.0;         ///< compute-bound work, run at the GEMM rate
   double memory_bytes = 0.0;  ///< memory-bound work, run at the HBM rate
+  double host_params = 0.0;   ///< parameters the host CPU updates (host_optimizer)
   std::vector<Flow> flows;    ///< all start together; the task ends when the last one does
   int latency_steps = 1;      ///< sequential steps of a collective: each pays the route latency
   std::vector<MemoryChange> allocate;  ///< taken when the task starts, on each of its ranks

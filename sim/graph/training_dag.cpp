@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <tuple>
 
@@ -100,6 +101,8 @@ class DagBuilder {
     for (int it = 0; it < dag_.iterations; ++it) {
       iteration_ = it;
       p2p_.clear();
+      act_out_.clear();
+      grad_out_.assign(static_cast<std::size_t>(part_.stages), {});
       dp_tasks_.assign(static_cast<std::size_t>(part_.stages), {});
       std::vector<std::size_t> next(static_cast<std::size_t>(part_.stages), 0);
       bool pending = true;
@@ -129,6 +132,11 @@ class DagBuilder {
   /// Per lane, the tasks its next task must wait for.
   using Frontier = std::vector<std::vector<TaskId>>;
 
+  /// Where a task sits in the schedule, for the trace.
+  struct ChunkPos {
+    int chunk = 0, microbatch = 0, layer = 0;
+  };
+
   std::int64_t rank_of(int stage, const Lane& lane) const { return layout_.rank(stage, lane.first, lane.second); }
 
   Task base(TaskKind kind, Stream stream, std::vector<std::int64_t> ranks, int stage) const {
@@ -148,8 +156,9 @@ class DagBuilder {
                                             {Tier::hbm, MemoryUse::gradients, sm.hbm.gradients},
                                             {Tier::hbm, MemoryUse::optimizer, sm.hbm.optimizer},
                                             {Tier::hbm, MemoryUse::buffers, sm.hbm.buffers}};
-      // Host tiers hold offloaded model states; the static estimate keeps them per tier, not per use.
-      for (const auto& [tier, bytes] : sm.offloaded) resident.push_back({tier, MemoryUse::optimizer, bytes});
+      // Host tiers hold offloaded model states (activations come and go with their copies).
+      for (const auto& [tier, bytes] : sm.offloaded_states)
+        resident.push_back({tier, MemoryUse::optimizer, bytes * pinned_factor(tier)});
       for (const Lane& lane : lanes_) {
         const std::int64_t r = rank_of(s, lane);
         dag_.resident[r] = resident;
@@ -158,15 +167,50 @@ class DagBuilder {
     }
   }
 
+  /// Pinned host buffers: DRAM and CXL hold host_buffer_factor bytes per offloaded byte.
+  double pinned_factor(Tier tier) const {
+    return tier == Tier::local_ssd ? 1.0 : sc_.memory.offload.host_buffer_factor;
+  }
+
+  static Device tier_device(Tier tier, std::int64_t node) {
+    switch (tier) {
+      case Tier::dram: return {DeviceKind::dram, node};
+      case Tier::cxl: return {DeviceKind::cxl, node};
+      case Tier::local_ssd: return {DeviceKind::local_ssd, node};
+      default: break;
+    }
+    throw std::logic_error("not an offload tier");
+  }
+
+  /// One copy per lane between HBM and an offload tier of the lane's node.
+  std::vector<TaskId> copies(int stage, const ChunkPos& pos, Tier tier, bool to_gpu, double bytes,
+                             std::vector<MemoryChange> alloc, std::vector<MemoryChange> release, const Frontier& deps) {
+    std::vector<TaskId> ids;
+    for (std::size_t i = 0; i < lanes_.size(); ++i) {
+      const std::int64_t r = rank_of(stage, lanes_[i]);
+      Task t = base(TaskKind::offload, to_gpu ? Stream::offload_in : Stream::offload_out, {r}, stage);
+      set_pos(t, pos);
+      const Device gpu = Device::gpu(r), host = tier_device(tier, layout_.node(r));
+      t.flows.push_back({to_gpu ? host : gpu, to_gpu ? gpu : host, bytes, false});
+      t.allocate = alloc;
+      t.release = release;
+      t.deps = deps[i];
+      ids.push_back(dag_.add(std::move(t)));
+    }
+    return ids;
+  }
+
+  static Frontier frontier_of(const std::vector<TaskId>& ids) {
+    Frontier f(ids.size());
+    for (std::size_t i = 0; i < ids.size(); ++i) f[i] = {ids[i]};
+    return f;
+  }
+
   bool ready(const PipelineUnit& u) const {
     const bool first = u.forward ? u.chunk == 0 : u.chunk == chunks_ - 1;
     if (first) return true;
     return p2p_.count({u.forward ? u.chunk - 1 : u.chunk + 1, u.microbatch, u.forward}) > 0;
   }
-
-  struct ChunkPos {
-    int chunk = 0, microbatch = 0, layer = 0;
-  };
 
   /// One task per lane (or per TP group for collectives), each waiting for its lane's last task.
   std::vector<TaskId> per_lane(int stage, TaskKind kind, const ChunkPos& pos, double flops, double bytes,
@@ -227,19 +271,44 @@ class DagBuilder {
       for (std::size_t i = 0; i < lanes_.size(); ++i) last[i].push_back(incoming[i]);
     }
     const bool last_microbatch = u.microbatch == m_ - 1;
-    for (int k = 0; k < chunk.num_layers; ++k) {
-      const int layer = u.forward ? chunk.first_layer + k : chunk.first_layer + chunk.num_layers - 1 - k;
+    const int n = chunk.num_layers;
+    auto layer_at = [&](int k) { return u.forward ? chunk.first_layer + k : chunk.first_layer + n - 1 - k; };
+    // Offloaded activations come back `prefetch_layers` layers before their backward needs them.
+    const Tier act_tier = sc_.memory.offload.activations;
+    const int ahead = static_cast<int>(sc_.memory.offload.prefetch_layers);
+    std::vector<std::vector<TaskId>> fetched(static_cast<std::size_t>(n));
+    auto fetch = [&](int k, Frontier gate) {
+      const int layer = layer_at(k);
+      const double saved = work_[static_cast<std::size_t>(layer)].saved;
+      const auto& sent = act_out_.at({u.chunk, u.microbatch, layer});
+      for (std::size_t i = 0; i < lanes_.size(); ++i) gate[i].push_back(sent[i]);
+      fetched[static_cast<std::size_t>(k)] =
+          copies(stage, {u.chunk, u.microbatch, layer}, act_tier, true, saved,
+                 {{Tier::hbm, MemoryUse::activations, saved}},
+                 {{act_tier, MemoryUse::activations, saved * pinned_factor(act_tier)}}, gate);
+    };
+    if (!u.forward && act_tier != Tier::none)
+      for (int k = 0; k <= ahead && k < n; ++k) fetch(k, last);
+    for (int k = 0; k < n; ++k) {
+      const int layer = layer_at(k);
       const LayerWork& w = work_[static_cast<std::size_t>(layer)];
       const ChunkPos pos{u.chunk, u.microbatch, layer};
       std::vector<MemoryChange> gathered_release;
-      if (sc_.parallelism.zero_stage >= 3 && layout_.dp > 1)
+      if (sc_.parallelism.zero_stage >= 3 && (layout_.dp > 1 || sc_.memory.offload.params != Tier::none))
         gathered_release = emit_param_gather(stage, pos, w, last);
       if (u.forward) {
         std::vector<MemoryChange> alloc = {{Tier::hbm, MemoryUse::activations, w.saved}};
         auto ids = per_lane(stage, TaskKind::forward, pos, w.fwd_flops, w.fwd_bytes, alloc, gathered_release, last);
+        if (act_tier != Tier::none)  // the saved tensors leave for the tier once the layer is done
+          act_out_[{u.chunk, u.microbatch, layer}] =
+              copies(stage, pos, act_tier, false, w.saved,
+                     {{act_tier, MemoryUse::activations, w.saved * pinned_factor(act_tier)}},
+                     {{Tier::hbm, MemoryUse::activations, w.saved}}, frontier_of(ids));
         last = tp_collectives(stage, w.tp_fwd, pos, ids);
         continue;
       }
+      if (act_tier != Tier::none)
+        for (std::size_t i = 0; i < lanes_.size(); ++i) last[i].push_back(fetched[static_cast<std::size_t>(k)][i]);
       std::vector<MemoryChange> release = {{Tier::hbm, MemoryUse::activations, w.saved}};
       release.insert(release.end(), gathered_release.begin(), gathered_release.end());
       if (sc_.memory.recompute != Recompute::none) {
@@ -252,8 +321,21 @@ class DagBuilder {
       }
       auto ids = per_lane(stage, TaskKind::backward, pos, w.bwd_flops, w.bwd_bytes, {}, release, last);
       last = tp_collectives(stage, w.tp_bwd, pos, ids);
+      if (act_tier != Tier::none && k + ahead + 1 < n) fetch(k + ahead + 1, frontier_of(ids));
       const bool zero3 = sc_.parallelism.zero_stage >= 3;
-      if (layout_.dp > 1 && (zero3 || last_microbatch)) emit_gradient_reduction(stage, pos, w, last);
+      if (!(zero3 || last_microbatch)) continue;
+      Frontier reduced = frontier_of(ids);
+      if (layout_.dp > 1) {
+        const TaskId done = emit_gradient_reduction(stage, pos, w, last);
+        for (auto& f : reduced) f = {done};
+      }
+      if (sc_.memory.offload.optimizer != Tier::none) {
+        // ZeRO-Offload: each reduced gradient shard streams to host memory during the backward.
+        const double shard = w.params * states_.gradients / static_cast<double>(layout_.dp);
+        auto sent = copies(stage, pos, Tier::dram, false, shard, {}, {}, reduced);
+        auto& out = grad_out_[static_cast<std::size_t>(stage)];
+        out.assign(sent.begin(), sent.end());
+      }
     }
     const int to_chunk = u.forward ? u.chunk + 1 : u.chunk - 1;
     if (to_chunk < 0 || to_chunk >= chunks_) return;
@@ -274,29 +356,44 @@ class DagBuilder {
   }
 
   /// ZeRO-3: gather the layer's weights before its compute, one layer ahead of use (DeepSpeed's
-  /// prefetch). Returns what the compute that consumes them releases.
+  /// prefetch); with offloaded parameters the rank's shard first comes back from its tier
+  /// (ZeRO-Infinity). Returns what the compute that consumes them releases.
   std::vector<MemoryChange> emit_param_gather(int stage, const ChunkPos& pos, const LayerWork& w, Frontier& last) {
     const double full = w.params * states_.weights;
-    const double gathered = full * (1.0 - 1.0 / static_cast<double>(layout_.dp));
+    const double shard = full / static_cast<double>(layout_.dp);
     auto& prev = gather_prefetch_[static_cast<std::size_t>(stage)];
-    auto phases = dp_collective(stage, Collective::all_gather, full, TaskKind::param_gather, pos);
-    phases.front().deps = prev;
-    phases.back().allocate.push_back({Tier::hbm, MemoryUse::workspace, gathered});
-    TaskId done = 0;
-    for (auto& task : phases) done = dag_.add(std::move(task));
+    Frontier gate(lanes_.size(), prev);
+    std::vector<MemoryChange> release;
+    const Tier tier = sc_.memory.offload.params;
+    if (tier != Tier::none) {
+      auto fetched = copies(stage, pos, tier, true, shard, {{Tier::hbm, MemoryUse::workspace, shard}}, {}, gate);
+      release.push_back({Tier::hbm, MemoryUse::workspace, shard});
+      gate = frontier_of(fetched);
+    }
+    if (layout_.dp > 1) {
+      auto phases = dp_collective(stage, Collective::all_gather, full, TaskKind::param_gather, pos);
+      for (const auto& g : gate) phases.front().deps.insert(phases.front().deps.end(), g.begin(), g.end());
+      phases.back().allocate.push_back({Tier::hbm, MemoryUse::workspace, full - shard});
+      release.push_back({Tier::hbm, MemoryUse::workspace, full - shard});
+      TaskId done = 0;
+      for (auto& task : phases) done = dag_.add(std::move(task));
+      for (auto& g : gate) g = {done};
+    }
     prev.clear();
     for (const auto& l : last) prev.insert(prev.end(), l.begin(), l.end());
-    for (auto& l : last) l.push_back(done);
-    return {{Tier::hbm, MemoryUse::workspace, gathered}};
+    for (std::size_t i = 0; i < lanes_.size(); ++i) last[i].insert(last[i].end(), gate[i].begin(), gate[i].end());
+    return release;
   }
 
-  void emit_gradient_reduction(int stage, const ChunkPos& pos, const LayerWork& w, const Frontier& last) {
+  /// Returns the reduction's last task.
+  TaskId emit_gradient_reduction(int stage, const ChunkPos& pos, const LayerWork& w, const Frontier& last) {
     const bool sharded = sc_.parallelism.zero_stage >= 1 || sc_.parallelism.distributed_optimizer;
     const double grads = w.params * states_.gradients;
     auto phases = dp_collective(stage, sharded ? Collective::reduce_scatter : Collective::all_reduce, grads,
                                 TaskKind::dp_comm, pos);
     for (const auto& l : last) phases.front().deps.insert(phases.front().deps.end(), l.begin(), l.end());
     for (auto& task : phases) dp_tasks_[static_cast<std::size_t>(stage)].push_back(dag_.add(std::move(task)));
+    return dp_tasks_[static_cast<std::size_t>(stage)].back();
   }
 
   /// A data-parallel collective, hierarchical when replicas share a node: the intra-node phase over
@@ -349,16 +446,21 @@ class DagBuilder {
     const StageMemory& sm = mem_.stages[static_cast<std::size_t>(stage)];
     const bool sharded = sc_.parallelism.zero_stage >= 1 || sc_.parallelism.distributed_optimizer;
     const double shard = sharded ? static_cast<double>(layout_.dp) : 1.0;
-    // Adam reads and writes its states, reads the gradient and writes the compute-precision weights.
-    const double per_param = 2.0 * states_.optimizer + states_.gradients + states_.weights;
+    const double params = sm.parameters / shard;
     auto& last = last_[static_cast<std::size_t>(stage)];
     Frontier deps = last;
     const auto& dp = dp_tasks_[static_cast<std::size_t>(stage)];
     if (!dp.empty())
       for (auto& d : deps) d.push_back(dp.back());
-    const double on_gpu = sc_.memory.offload.optimizer == Tier::none ? 1.0 : 0.0;
-    auto ids = per_lane(stage, TaskKind::optimizer, {0, -1, -1}, 0.0, on_gpu * per_param * sm.parameters / shard, {},
-                        {}, deps);
+    std::vector<TaskId> ids;
+    const Tier tier = sc_.memory.offload.optimizer;
+    if (tier == Tier::none) {
+      // Adam reads and writes its states, reads the gradient and writes the compute-precision weights.
+      const double per_param = 2.0 * states_.optimizer + states_.gradients + states_.weights;
+      ids = per_lane(stage, TaskKind::optimizer, {0, -1, -1}, 0.0, per_param * params, {}, {}, deps);
+    } else {
+      ids = emit_host_optimizer(stage, tier, params, deps);
+    }
     for (std::size_t i = 0; i < lanes_.size(); ++i) last[i] = {ids[i]};
     if (sharded && sc_.parallelism.zero_stage < 3 && layout_.dp > 1) {
       for (auto& task : dp_collective(stage, Collective::all_gather, sm.parameters * states_.weights, TaskKind::dp_comm,
@@ -368,6 +470,34 @@ class DagBuilder {
         for (auto& l : last) l = {g};
       }
     }
+  }
+
+  /// ZeRO-Offload / ZeRO-Infinity step: wait for the last gradient shard to reach host memory; with
+  /// states on NVMe or CXL read them into DRAM and write them back; run Adam on the CPU; copy the
+  /// updated compute-precision shard back to the GPU (unless the parameters live on the host too).
+  std::vector<TaskId> emit_host_optimizer(int stage, Tier tier, double params, Frontier deps) {
+    const auto& sent = grad_out_[static_cast<std::size_t>(stage)];
+    for (std::size_t i = 0; i < lanes_.size() && i < sent.size(); ++i) deps[i].push_back(sent[i]);
+    const double state_bytes = states_.optimizer * params;
+    auto host_stage = [&](TaskKind kind, std::optional<std::pair<Tier, Tier>> move, double bytes, const Frontier& after) {
+      std::vector<TaskId> ids;
+      for (std::size_t i = 0; i < lanes_.size(); ++i) {
+        const std::int64_t r = rank_of(stage, lanes_[i]);
+        Task t = base(kind, Stream::host, {r}, stage);
+        set_pos(t, {0, -1, -1});
+        if (move) t.flows.push_back({tier_device(move->first, layout_.node(r)), tier_device(move->second, layout_.node(r)), bytes, false});
+        else t.host_params = params;
+        t.deps = after[i];
+        ids.push_back(dag_.add(std::move(t)));
+      }
+      return ids;
+    };
+    Frontier gate = deps;
+    if (tier != Tier::dram) gate = frontier_of(host_stage(TaskKind::offload, std::pair{tier, Tier::dram}, state_bytes, gate));
+    std::vector<TaskId> done = host_stage(TaskKind::host_optimizer, std::nullopt, 0.0, gate);
+    if (tier != Tier::dram) host_stage(TaskKind::offload, std::pair{Tier::dram, tier}, state_bytes, frontier_of(done));
+    if (sc_.memory.offload.params != Tier::none) return done;
+    return copies(stage, {0, -1, -1}, Tier::dram, true, params * states_.weights, {}, {}, frontier_of(done));
   }
 
   const Scenario& sc_;
@@ -385,6 +515,8 @@ class DagBuilder {
   std::map<UnitKey, std::vector<TaskId>> p2p_;
   std::vector<std::vector<TaskId>> dp_tasks_;
   std::vector<std::vector<TaskId>> gather_prefetch_;  // per stage: what the next gather waits for
+  std::map<std::tuple<int, int, int>, std::vector<TaskId>> act_out_;  // (chunk, mb, layer) → copies out
+  std::vector<std::vector<TaskId>> grad_out_;  // per stage: the last gradient copies to the host
 };
 
 }  // namespace

@@ -152,11 +152,15 @@ std::vector<LinkId> PlatformLayout::route(const Device& src, const Device& dst, 
                    : std::vector<LinkId>{id(node, uplink_down, sw), id(node, pcie_rx, g)};
   };
   std::vector<LinkId> links;
+  // NVMe reads and writes bounce through a pinned host buffer (DeepSpeed's aio path), so they also
+  // cross the node's DRAM.
   if (src.kind == DeviceKind::gpu) {
     links = gpu_side(src, true, dst.kind == DeviceKind::object_store);
+    if (dst.kind == DeviceKind::local_ssd) links.push_back(id(dst.index, dram));
     links.push_back(tier_link(dst, false));
   } else if (dst.kind == DeviceKind::gpu) {
     links.push_back(tier_link(src, true));
+    if (src.kind == DeviceKind::local_ssd) links.push_back(id(src.index, dram));
     auto rx = gpu_side(dst, false, src.kind == DeviceKind::object_store);
     links.insert(links.end(), rx.begin(), rx.end());
   } else {

@@ -65,6 +65,7 @@ json simulation_json(const SimulationResult& sim) {
   json breakdown = {{"compute_s", b.compute},
                     {"recompute_s", b.recompute},
                     {"exposed_comm_s", b.exposed_total()},
+                    {"exposed_offload_s", b.exposed_offload()},
                     {"bubble_s", b.bubble}};
   for (TaskKind k : {TaskKind::tp_comm, TaskKind::pp_transfer, TaskKind::dp_comm, TaskKind::param_gather}) {
     auto it = b.exposed_comm.find(k);
@@ -253,11 +254,12 @@ std::string summary_table(const Scenario& sc, const RunResult& r) {
       auto it = b.exposed_comm.find(k);
       return it == b.exposed_comm.end() ? 0.0 : it->second;
     };
-    line(fmt::format("{:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}", "time", "compute", "recompute", "TP comm",
-                     "PP comm", "DP comm", "ZeRO-3", "bubble"));
-    line(fmt::format("{:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}", "share", pct(b.compute), pct(b.recompute),
-                     pct(exposed(TaskKind::tp_comm)), pct(exposed(TaskKind::pp_transfer)),
-                     pct(exposed(TaskKind::dp_comm)), pct(exposed(TaskKind::param_gather)), pct(b.bubble)));
+    line(fmt::format("{:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}", "time", "compute", "recompute",
+                     "TP comm", "PP comm", "DP comm", "ZeRO-3", "offload", "bubble"));
+    line(fmt::format("{:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}", "share", pct(b.compute),
+                     pct(b.recompute), pct(exposed(TaskKind::tp_comm)), pct(exposed(TaskKind::pp_transfer)),
+                     pct(exposed(TaskKind::dp_comm)), pct(exposed(TaskKind::param_gather)), pct(b.exposed_offload()),
+                     pct(b.bubble)));
   }
   if (sc.checkpoint.enabled || sc.failures.enabled)
     line("note       checkpoint and failures settings are validated; their simulation is not built yet");

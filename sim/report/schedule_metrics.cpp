@@ -10,7 +10,15 @@ namespace strata {
 
 double TimeBreakdown::exposed_total() const {
   double total = 0.0;
-  for (const auto& [kind, s] : exposed_comm) total += s;
+  for (const auto& [kind, s] : exposed_comm)
+    if (kind != TaskKind::offload && kind != TaskKind::host_optimizer) total += s;
+  return total;
+}
+
+double TimeBreakdown::exposed_offload() const {
+  double total = 0.0;
+  for (const auto& [kind, s] : exposed_comm)
+    if (kind == TaskKind::offload || kind == TaskKind::host_optimizer) total += s;
   return total;
 }
 
@@ -18,10 +26,11 @@ namespace {
 
 /// What a GPU is doing when several of its streams are busy: compute hides communication, and
 /// among transfers the one nearest the critical path is named (TP blocks compute directly, then
-/// pipeline transfers, then ZeRO gathers, then gradient reduction).
-constexpr std::array<TaskKind, 7> kPriority = {TaskKind::forward,     TaskKind::recompute,    TaskKind::tp_comm,
-                                               TaskKind::pp_transfer, TaskKind::param_gather, TaskKind::dp_comm,
-                                               TaskKind::optimizer};
+/// pipeline transfers, then ZeRO gathers, then gradient reduction, then offload copies and the
+/// host's optimizer step).
+constexpr std::array<TaskKind, 8> kPriority = {TaskKind::forward,      TaskKind::recompute,    TaskKind::tp_comm,
+                                               TaskKind::pp_transfer,  TaskKind::param_gather, TaskKind::dp_comm,
+                                               TaskKind::offload,      TaskKind::host_optimizer};
 
 int category(TaskKind k) {
   if (k == TaskKind::backward || k == TaskKind::optimizer) return 0;

@@ -17,9 +17,10 @@ namespace strata {
 struct TimeBreakdown {
   double compute = 0.0;    ///< forward, backward and optimizer kernels
   double recompute = 0.0;  ///< activation recomputation
-  std::map<TaskKind, double> exposed_comm;  ///< communication with the compute stream idle
+  std::map<TaskKind, double> exposed_comm;  ///< transfers (and host work) with the compute stream idle
   double bubble = 0.0;     ///< nothing running on the GPU
-  double exposed_total() const;
+  double exposed_total() const;  ///< communication between GPUs
+  double exposed_offload() const;  ///< offload copies and the host optimizer step
 };
 
 struct RankMemory {
