@@ -153,16 +153,22 @@ TEST_CASE("Trace output (--trace) is trace-event JSON whose every event is well 
     CHECK(e.at("pid").is_number_integer());
     CHECK(e.at("tid").is_number_integer());
     CHECK(e.at("args").is_object());
-    if (ph == "X" || ph == "C") {
+    if (ph == "X" || ph == "C" || ph == "b" || ph == "e") {
       CHECK(e.at("ts").is_number());
       CHECK(e.at("ts").get<double>() >= 0.0);
+    }
+    if (ph == "b" || ph == "e") {
+      CHECK(e.at("id").is_number_integer());
+      CHECK(e.at("cat").is_string());
     }
     if (ph == "X") CHECK(e.at("dur").get<double>() >= 0.0);
     if (ph == "M") CHECK(e.at("args").at("name").is_string());
     if (ph == "C") CHECK(e.at("args").at("bytes").is_number());
-    CHECK((ph == "X" || ph == "M" || ph == "C"));
+    CHECK((ph == "X" || ph == "M" || ph == "C" || ph == "b" || ph == "e"));
   }
-  CHECK(phases["X"] > 0);  // task spans on GPU streams and links
+  CHECK(phases["X"] > 0);  // task spans on GPU streams
+  CHECK(phases["b"] > 0);  // transfers on links
+  CHECK(phases["b"] == phases["e"]);
   CHECK(phases["M"] > 0);  // process and thread names
   CHECK(phases["C"] > 0);  // memory counters
   std::filesystem::remove(trace);

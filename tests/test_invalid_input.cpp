@@ -58,6 +58,13 @@ TEST_CASE("Invalid scenarios give one pinned line per error", "[input]") {
   const std::vector<Case> cases = {
       {"tp does not divide heads", base(), {"gpus=40", "parallelism.tp=5"},
        "--set parallelism.tp=5: /parallelism/tp: 5 does not divide num_attention_heads=96"},
+      {"nodes without NICs", base(), {"hardware.nic.count=0"},
+       "inline.json: /gpus: 64 GPUs span 8 nodes, but hardware dgx-a100-80g has no NIC to connect them "
+       "(nic.count=0, nic.bandwidth=25000000000 B/s)"},
+      {"optimizer offload without a CPU-Adam rate", base(), {"parallelism.distributed_optimizer=true",
+       "memory.offload.optimizer=cpu", "hardware.host.cpu_adam_params_per_s=0"},
+       "--set memory.offload.optimizer=cpu: /memory/offload/optimizer: optimizer offload runs the step on the "
+       "CPU: hardware dgx-a100-80g needs host.cpu_adam_params_per_s > 0"},
       {"unknown unit", base(), {"hardware.gpu.hbm=80 GiBs"},
        "--set hardware.gpu.hbm=80 GiBs: /hardware/gpu/hbm: invalid quantity: unknown unit 'GiBs' "
        "(got \"80 GiBs\", expected a size like \"80 GiB\" greater than 0)"},

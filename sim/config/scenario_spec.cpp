@@ -190,6 +190,10 @@ void check_cross_fields(Scenario& sc, ObjectReader& top, ObjectReader& tr, Objec
     sc.gpus = from_nodes;
   }
   if (hw.gpus_per_node > 0) sc.nodes = (sc.gpus + hw.gpus_per_node - 1) / hw.gpus_per_node;
+  if (sc.nodes > 1 && (hw.nic.count == 0 || hw.nic.bandwidth.value <= 0.0))
+    top.error("gpus", fmt::format("{} GPUs span {} nodes, but hardware {} has no NIC to connect them (nic.count={}, "
+                                  "nic.bandwidth={} B/s)", sc.gpus, sc.nodes, hw.name, hw.nic.count,
+                                  hw.nic.bandwidth.value));
 
   // Parallel degrees.
   std::int64_t tp_pp = p.tp * p.pp;

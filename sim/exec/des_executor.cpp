@@ -173,8 +173,16 @@ TaskTimes simulate(const TaskDag& dag, const TaskCosts& costs, const PlatformLay
 
   TaskTimes times;
   Controller controller(dag, costs, platform, route_of, times);
-  sg4::Actor::create("controller", platform.controller, [&controller] { controller(); });
+  std::string failure;  // an exception must not escape a SimGrid actor
+  sg4::Actor::create("controller", platform.controller, [&controller, &failure] {
+    try {
+      controller();
+    } catch (const std::exception& e) {
+      failure = e.what();
+    }
+  });
   engine.run();
+  if (!failure.empty()) throw std::logic_error(failure);
   return times;
 }
 
@@ -208,7 +216,12 @@ TaskTimes run_des(const TaskDag& dag, const TaskCosts& costs, const PlatformLayo
   int fds[2];
   if (::pipe(fds) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
   const pid_t pid = ::fork();
-  if (pid < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
+  if (pid < 0) {
+    const int err = errno;
+    ::close(fds[0]);
+    ::close(fds[1]);
+    throw std::runtime_error(std::string("fork: ") + std::strerror(err));
+  }
   if (pid == 0) {
     ::close(fds[0]);
     int status = 0;
@@ -232,7 +245,8 @@ TaskTimes run_des(const TaskDag& dag, const TaskCosts& costs, const PlatformLayo
                   read_all(fds[0], times.finish.data(), times.finish.size() * sizeof(double));
   ::close(fds[0]);
   int status = 0;
-  ::waitpid(pid, &status, 0);
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
   if (!ok || !WIFEXITED(status) || WEXITSTATUS(status) != 0)
     throw std::runtime_error("the SimGrid simulation failed (see the messages above)");
   return times;

@@ -37,14 +37,13 @@ TaskCosts::TaskCosts(const HardwareSpec& hw, Precision precision, const Platform
       double lat = 0.0;
       for (LinkId l : rf.links) {
         if (!multiplicity.count(l)) {
+          // The ranks one simulated rank stands for that sit on this link move the same bytes at the
+          // same time: k flows, for the folded group with the most GPUs on the link.
           std::int64_t k = 1;
           if (dag.fold_group > 1) {
-            // Ranks of the same folded group attached to this link all send alike.
-            const std::int64_t group = f.src.kind == DeviceKind::gpu ? f.src.index / dag.fold_group : -1;
-            const auto attached = layout.attached_gpus(l);
-            k = std::max<std::int64_t>(1, std::count_if(attached.begin(), attached.end(), [&](std::int64_t g) {
-                                          return g / dag.fold_group == group;
-                                        }));
+            std::map<std::int64_t, std::int64_t> per_group;
+            for (std::int64_t g : layout.attached_gpus(l))
+              if (representative.count(g / dag.fold_group)) k = std::max(k, ++per_group[g / dag.fold_group]);
           }
           multiplicity[l] = k;
           const LinkSpec spec = layout.link(l);

@@ -54,6 +54,7 @@ double microbatches_in_flight(const Scenario& sc, int stage) {
     case Schedule::gpipe: return m;
     case Schedule::one_f_one_b: return std::min(p - stage, m);
     case Schedule::interleaved:
+      if (v > 1 && m == p) return m;  // every forward runs first (see pipeline_schedule)
       return std::min(2.0 * (p - stage - 1) + (v - 1.0) * p + 1.0, m * v) / v;
   }
   return m;

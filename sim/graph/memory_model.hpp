@@ -85,7 +85,8 @@ struct MemoryEstimate {
 
 /// Micro-batches whose activations a stage holds at its peak, as a multiple of one micro-batch of
 /// all its layers. 1F1B: min(p-s, m); GPipe: m; interleaved: Megatron's warm-up count
-/// (2(p-s-1) + (v-1)p + 1 chunk-micro-batches) over v chunks, which for s=0 is p(1+(p-1)/(pv))
+/// (2(p-s-1) + (v-1)p + 1 chunk-micro-batches) over v chunks, which for s=0 is p(1+(p-1)/(pv)), or m
+/// when m = p (every forward first)
 /// (Korthikanti et al. 2022 §4.2.3).
 double microbatches_in_flight(const Scenario& sc, int stage);
 

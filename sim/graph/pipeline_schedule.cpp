@@ -30,10 +30,11 @@ std::vector<PipelineUnit> one_f_one_b(int stage, int p, int m) {
 
 /// Megatron-LM's interleaved schedule (forward_backward_pipelining_with_interleaving): the k-th
 /// forward runs chunk (k / p) % v on micro-batch (k / (p·v))·p + k % p; backwards visit chunks in
-/// reverse. Warm-up is 2(p-s-1) + (v-1)·p forwards.
+/// reverse. Warm-up is 2(p-s-1) + (v-1)·p forwards (all of them when m = p).
 std::vector<PipelineUnit> interleaved(int stage, int p, int v, int m) {
   const int total = m * v;
-  const int warmup = std::min(2 * (p - stage - 1) + (v - 1) * p, total);
+  // With as many micro-batches as stages Megatron runs every forward first.
+  const int warmup = m == p ? total : std::min(2 * (p - stage - 1) + (v - 1) * p, total);
   auto unit = [&](int k, bool forward) {
     const int group = k / (p * v), in_group = k % (p * v);
     int local_chunk = in_group / p;

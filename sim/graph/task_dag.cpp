@@ -36,6 +36,7 @@ std::string to_string(Stream s) {
     case Stream::tp_comm: return "tp_comm";
     case Stream::p2p: return "p2p";
     case Stream::dp_comm: return "dp_comm";
+    case Stream::gather: return "gather";
     case Stream::offload_out: return "offload_out";
     case Stream::offload_in: return "offload_in";
     case Stream::host: return "host";

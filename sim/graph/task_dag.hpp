@@ -35,8 +35,8 @@ bool is_compute(TaskKind k);
 
 /// CUDA-stream-like queues per GPU: tasks of one stream run one at a time in program order.
 /// Copies to and from offload tiers use one stream per direction, like a GPU's two copy engines.
-enum class Stream : std::uint8_t { compute, tp_comm, p2p, dp_comm, offload_out, offload_in, host };
-inline constexpr int kNumStreams = 7;
+enum class Stream : std::uint8_t { compute, tp_comm, p2p, dp_comm, gather, offload_out, offload_in, host };
+inline constexpr int kNumStreams = 8;
 std::string to_string(Stream s);
 
 enum class MemoryUse : std::uint8_t { params, gradients, optimizer, activations, workspace, buffers };

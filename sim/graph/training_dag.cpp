@@ -17,12 +17,16 @@ RankLayout rank_layout(const Scenario& sc) {
 
 namespace {
 
+/// Forward TP collectives of one transformer block, in all-reduce equivalents (see layer_work).
+constexpr int kBlockCollectives = 2;
+
 /// One block's work for one micro-batch on one TP rank. The embedding counts with the first block
 /// and the final norm, LM head and loss with the last, because they run on those blocks' stages.
 struct LayerWork {
   double fwd_flops = 0.0, fwd_bytes = 0.0;
   double bwd_flops = 0.0, bwd_bytes = 0.0;
   double core_flops = 0.0, core_bytes = 0.0;  ///< attention core forward: what selective recompute reruns
+  double block_flops = 0.0, block_bytes = 0.0;  ///< the block's own forward: what full recompute reruns
   double saved = 0.0;    ///< activation bytes kept for backward under the policy
   double rebuilt = 0.0;  ///< bytes recomputation rebuilds transiently before the backward
   double params = 0.0;   ///< weights held by this TP rank
@@ -38,6 +42,7 @@ std::vector<LayerWork> layer_work(const Scenario& sc, const ComputeGraph& graph)
   for (auto v : boost::make_iterator_range(boost::vertices(graph))) {
     const Op& op = graph[v];
     LayerWork& w = work[static_cast<std::size_t>(std::clamp(op.layer, 0, L - 1))];
+    const bool in_block = op.layer >= 0 && op.layer < L;
     // The router is replicated over TP (divided only by sequence parallelism); every other GEMM is
     // split over the TP group (Megatron column/row-parallel linears, vocab-parallel head).
     const double flops_div = op.kind == OpKind::router ? (sp ? t : 1.0) : t;
@@ -50,10 +55,15 @@ std::vector<LayerWork> layer_work(const Scenario& sc, const ComputeGraph& graph)
       w.core_flops += op.forward_flops / flops_div;
       w.core_bytes += traffic;
     }
+    if (in_block) {
+      w.block_flops += op.forward_flops / flops_div;
+      w.block_bytes += traffic;
+    }
     if (!(op.shares_embedding && sc.parallelism.pp == 1)) w.params += op.params_split / t + op.params_replicated;
+    // Recomputation reruns transformer blocks only: the embedding's and the head's tensors stay.
     for (const SavedTensor& s : op.saved) {
       const double bytes = rank_bytes(s, policy);
-      if (kept_for_backward(s, policy.recompute)) w.saved += bytes;
+      if (!in_block || kept_for_backward(s, policy.recompute)) w.saved += bytes;
       else w.rebuilt += bytes;
     }
   }
@@ -66,7 +76,7 @@ std::vector<LayerWork> layer_work(const Scenario& sc, const ComputeGraph& graph)
   // vocab-parallel embedding's output and one for the LM head's input gradient. They block the
   // compute stream, as the collectives of the paper's Megatron did.
   for (auto& w : work) {
-    w.tp_fwd = 2;
+    w.tp_fwd = kBlockCollectives;
     w.tp_bwd = sp ? 3 : 2;
   }
   work.front().tp_fwd += 1;
@@ -314,16 +324,18 @@ class DagBuilder {
       if (sc_.memory.recompute != Recompute::none) {
         const bool full = sc_.memory.recompute == Recompute::full;
         std::vector<MemoryChange> alloc = {{Tier::hbm, MemoryUse::workspace, w.rebuilt}};
-        auto ids = per_lane(stage, TaskKind::recompute, pos, full ? w.fwd_flops : w.core_flops,
-                            full ? w.fwd_bytes : w.core_bytes, alloc, {}, last);
-        last = tp_collectives(stage, full ? w.tp_fwd : 0, pos, ids);
+        auto ids = per_lane(stage, TaskKind::recompute, pos, full ? w.block_flops : w.core_flops,
+                            full ? w.block_bytes : w.core_bytes, alloc, {}, last);
+        last = tp_collectives(stage, full ? kBlockCollectives : 0, pos, ids);
         release.push_back({Tier::hbm, MemoryUse::workspace, w.rebuilt});
       }
       auto ids = per_lane(stage, TaskKind::backward, pos, w.bwd_flops, w.bwd_bytes, {}, release, last);
       last = tp_collectives(stage, w.tp_bwd, pos, ids);
       if (act_tier != Tier::none && k + ahead + 1 < n) fetch(k + ahead + 1, frontier_of(ids));
-      const bool zero3 = sc_.parallelism.zero_stage >= 3;
-      if (!(zero3 || last_microbatch)) continue;
+      // ZeRO-2/3 reduce-scatter every micro-batch into their gradient partitions; otherwise the
+      // accumulated gradients are reduced once, after the last micro-batch.
+      const bool partitioned_grads = sc_.parallelism.zero_stage >= 2;
+      if (!(partitioned_grads || last_microbatch)) continue;
       Frontier reduced = frontier_of(ids);
       if (layout_.dp > 1) {
         const TaskId done = emit_gradient_reduction(stage, pos, w, last);
@@ -396,49 +408,50 @@ class DagBuilder {
     return dp_tasks_[static_cast<std::size_t>(stage)].back();
   }
 
-  /// A data-parallel collective, hierarchical when replicas share a node: the intra-node phase over
-  /// NVLink, the inter-node phase over the NICs on 1/g of the buffer (NCCL's tree/ring split).
-  /// Returns the phases in order, each depending on the previous.
+  /// A data-parallel collective. When whole groups of replicas share each node (NVLink) it is
+  /// hierarchical: an intra-node phase over NVLink, then the inter-node phase over the NICs on 1/g of
+  /// the buffer (NCCL's tree/ring split); otherwise one flat ring over every replica. ZeRO-3 gathers
+  /// use their own stream so they can run ahead of the gradient reductions (DeepSpeed's prefetch).
+  /// Returns the phases in order; stream order serialises them.
   std::vector<Task> dp_collective(int stage, Collective c, double bytes, TaskKind kind, const ChunkPos& pos) {
-    // Group the lanes by tp index: each group is one DP ring.
-    std::map<std::int64_t, std::vector<std::int64_t>> rings;
-    for (const Lane& lane : lanes_) rings[lane.second].push_back(rank_of(stage, lane));
-    const std::int64_t per_node = std::clamp<std::int64_t>(layout_.gpus_per_node / layout_.tp, 1, layout_.dp);
-    const std::int64_t nodes = layout_.dp / per_node;
-    std::vector<std::pair<Collective, bool>> phases;  // (collective, intra-node?)
-    double inter_bytes = bytes / static_cast<double>(per_node);
-    if (per_node > 1 && nodes > 1) {
-      if (c == Collective::all_reduce)
-        phases = {{Collective::reduce_scatter, true}, {Collective::all_reduce, false}, {Collective::all_gather, true}};
-      else if (c == Collective::reduce_scatter)
-        phases = {{Collective::reduce_scatter, true}, {Collective::reduce_scatter, false}};
-      else
-        phases = {{Collective::all_gather, false}, {Collective::all_gather, true}};
+    const std::int64_t gpn = layout_.gpus_per_node, tp = layout_.tp, dp = layout_.dp;
+    const std::int64_t per_node = gpn % tp == 0 ? std::min(gpn / tp, dp) : 1;
+    const bool hierarchical = per_node > 1 && dp % per_node == 0 && (tp * dp) % gpn == 0 && dp / per_node > 1;
+    enum class Scope { intra, inter, flat };
+    std::vector<std::pair<Collective, Scope>> phases;
+    if (!hierarchical) {
+      phases = {{c, Scope::flat}};
+    } else if (c == Collective::all_reduce) {
+      phases = {{Collective::reduce_scatter, Scope::intra}, {Collective::all_reduce, Scope::inter},
+                {Collective::all_gather, Scope::intra}};
+    } else if (c == Collective::reduce_scatter) {
+      phases = {{Collective::reduce_scatter, Scope::intra}, {Collective::reduce_scatter, Scope::inter}};
     } else {
-      phases = {{c, per_node > 1}};
-      inter_bytes = bytes;
+      phases = {{Collective::all_gather, Scope::inter}, {Collective::all_gather, Scope::intra}};
     }
+    const Stream stream = kind == TaskKind::param_gather ? Stream::gather : Stream::dp_comm;
     std::vector<Task> out;
-    for (const auto& [phase, intra] : phases) {
-      Task merged = base(kind, Stream::dp_comm, {}, stage);
+    for (const auto& [phase, scope] : phases) {
+      Task merged = base(kind, stream, {}, stage);
       set_pos(merged, pos);
-      for (const auto& [t_index, simulated] : rings) {
-        for (std::int64_t r : simulated) {
-          const std::vector<std::int64_t> full = layout_.dp_group(r);
-          const std::int64_t d = layout_.dp_index(r);
-          std::vector<std::int64_t> sub;
-          for (std::int64_t i = 0; i < layout_.dp; ++i)
-            if (intra ? i / per_node == d / per_node : i % per_node == d % per_node)
-              sub.push_back(full[static_cast<std::size_t>(i)]);
-          Task part = ring_collective(phase, sub, {r}, intra ? bytes : inter_bytes, kind, Stream::dp_comm, layout_);
-          merged.ranks.push_back(r);
-          merged.latency_steps = part.latency_steps;
-          merged.flows.insert(merged.flows.end(), part.flows.begin(), part.flows.end());
+      for (const Lane& lane : lanes_) {
+        const std::int64_t r = rank_of(stage, lane);
+        const std::vector<std::int64_t> full = layout_.dp_group(r);
+        const std::int64_t d = layout_.dp_index(r);
+        std::vector<std::int64_t> ring;
+        for (std::int64_t i = 0; i < dp; ++i) {
+          const bool member = scope == Scope::flat || (scope == Scope::intra ? i / per_node == d / per_node
+                                                                             : i % per_node == d % per_node);
+          if (member) ring.push_back(full[static_cast<std::size_t>(i)]);
         }
+        const double share = scope == Scope::inter ? bytes / static_cast<double>(per_node) : bytes;
+        Task part = ring_collective(phase, ring, {r}, share, kind, stream, layout_);
+        merged.ranks.push_back(r);
+        merged.latency_steps = part.latency_steps;
+        merged.flows.insert(merged.flows.end(), part.flows.begin(), part.flows.end());
       }
       out.push_back(std::move(merged));
     }
-    // Phases run back to back on the DP stream; stream order already serialises them.
     return out;
   }
 
@@ -462,6 +475,8 @@ class DagBuilder {
       ids = emit_host_optimizer(stage, tier, params, deps);
     }
     for (std::size_t i = 0; i < lanes_.size(); ++i) last[i] = {ids[i]};
+    // The next iteration's first ZeRO-3 gather fetches the updated weights.
+    gather_prefetch_[static_cast<std::size_t>(stage)] = ids;
     if (sharded && sc_.parallelism.zero_stage < 3 && layout_.dp > 1) {
       for (auto& task : dp_collective(stage, Collective::all_gather, sm.parameters * states_.weights, TaskKind::dp_comm,
                                       {0, -1, -1})) {

@@ -74,12 +74,15 @@ json simulation_json(const SimulationResult& sim) {
   json path_kinds = json::object(), path_links = json::object();
   for (const auto& [k, sec] : a.critical_path.seconds) path_kinds[to_string(k) + "_s"] = sec;
   for (const auto& [l, sec] : a.critical_path.links) path_links[l + "_s"] = sec;
+  // GPU kernels of every kind count as one resource, each kind of transfer as its own.
+  std::map<std::string, double> by_resource;
+  for (const auto& [k, sec] : a.critical_path.seconds) by_resource[is_compute(k) ? "compute" : to_string(k)] += sec;
   std::string bound = "compute";
   double most = -1.0;
-  for (const auto& [k, sec] : a.critical_path.seconds)
+  for (const auto& [name, sec] : by_resource)
     if (sec > most) {
       most = sec;
-      bound = is_compute(k) ? "compute" : to_string(k);
+      bound = name;
     }
   return {{"throughput", throughput},
           {"time_breakdown", breakdown},
@@ -138,7 +141,8 @@ json make_report(const Scenario& sc, const RunResult& r) {
                          {"tier", to_string(o.tier)},
                          {"need_bytes", o.need},
                          {"capacity_bytes", o.capacity},
-                         {"excess_bytes", o.need - o.capacity}});
+                         {"excess_bytes", o.need - o.capacity},
+                         {"found_by", "static"}});
   bool fits = mem.fits;
   for (const Overflow& o : timeline_overflows(sc, r)) {
     fits = false;

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <map>
 #include <tuple>
@@ -14,22 +16,36 @@ constexpr double kMicroseconds = 1e6;
 
 /// One event as a JSON object; written by hand because traces reach millions of events and a DOM
 /// per event would triple the run's memory.
+std::string quoted(const std::string& s) { return nlohmann::json(s).dump(); }
+
 void append_event(std::string& out, const std::string& name, const char* cat, std::int64_t pid, std::int64_t tid,
                   double ts, double dur, const std::string& args) {
   if (out.size() > 1) out += ",\n";
-  out += fmt::format(R"({{"name":"{}","cat":"{}","ph":"X","pid":{},"tid":{},"ts":{:.3f},"dur":{:.3f},"args":{}}})",
-                     name, cat, pid, tid, ts * kMicroseconds, dur * kMicroseconds, args);
+  out += fmt::format(R"({{"name":{},"cat":"{}","ph":"X","pid":{},"tid":{},"ts":{:.3f},"dur":{:.3f},"args":{}}})",
+                     quoted(name), cat, pid, tid, ts * kMicroseconds, dur * kMicroseconds, args);
+}
+
+/// Flows overlap on a link, which complete ("X") slices on one thread may not: links get async
+/// begin/end pairs, which Perfetto stacks on tracks named after the link.
+void append_async(std::string& out, const std::string& link, std::int64_t pid, std::uint64_t id, double start,
+                  double finish, const std::string& args) {
+  if (out.size() > 1) out += ",\n";
+  out += fmt::format(R"({{"name":{},"cat":"link","ph":"b","id":{},"pid":{},"tid":0,"ts":{:.3f},"args":{}}},)"
+                     "\n"
+                     R"({{"name":{},"cat":"link","ph":"e","id":{},"pid":{},"tid":0,"ts":{:.3f},"args":{{}}}})",
+                     quoted(link), id, pid, start * kMicroseconds, args, quoted(link), id, pid, finish * kMicroseconds);
 }
 
 void append_meta(std::string& out, const char* what, std::int64_t pid, std::int64_t tid, const std::string& name) {
   if (out.size() > 1) out += ",\n";
-  out += fmt::format(R"({{"name":"{}","ph":"M","pid":{},"tid":{},"args":{{"name":"{}"}}}})", what, pid, tid, name);
+  out += fmt::format(R"({{"name":"{}","ph":"M","pid":{},"tid":{},"args":{{"name":{}}}}})", what, pid, tid,
+                     quoted(name));
 }
 
 void append_counter(std::string& out, const std::string& name, std::int64_t pid, double ts, double bytes) {
   if (out.size() > 1) out += ",\n";
-  out += fmt::format(R"({{"name":"{}","ph":"C","pid":{},"tid":0,"ts":{:.3f},"args":{{"bytes":{:.0f}}}}})", name, pid,
-                     ts * kMicroseconds, bytes);
+  out += fmt::format(R"({{"name":{},"ph":"C","pid":{},"tid":0,"ts":{:.3f},"args":{{"bytes":{:.0f}}}}})", quoted(name),
+                     pid, ts * kMicroseconds, bytes);
 }
 
 }  // namespace
@@ -43,7 +59,7 @@ std::string trace_json(const TaskDag& dag, const TaskTimes& times, const LinkNam
     for (int s = 0; s < kNumStreams; ++s) append_meta(out, "thread_name", rank, s, to_string(static_cast<Stream>(s)));
   }
   append_meta(out, "process_name", links_pid, 0, "links");
-  std::map<std::string, std::int64_t> link_tid;
+  std::uint64_t async_id = 0;
   std::map<std::int64_t, std::vector<std::tuple<double, int, TaskId>>> memory_events;
   for (TaskId id = 0; id < dag.tasks.size(); ++id) {
     const Task& t = dag.tasks[id];
@@ -59,13 +75,9 @@ std::string trace_json(const TaskDag& dag, const TaskTimes& times, const LinkNam
       if (!t.allocate.empty()) memory_events[r].emplace_back(times.start[id], 1, id);
       if (!t.release.empty()) memory_events[r].emplace_back(times.finish[id], 0, id);
     }
-    if (!t.flows.empty()) {
-      for (const std::string& link : link_names(id)) {
-        auto [it, fresh] = link_tid.try_emplace(link, static_cast<std::int64_t>(link_tid.size()));
-        if (fresh) append_meta(out, "thread_name", links_pid, it->second, link);
-        append_event(out, name, "transfer", links_pid, it->second, times.start[id], dur, args);
-      }
-    }
+    if (!t.flows.empty())
+      for (const std::string& link : link_names(id))
+        append_async(out, link, links_pid, ++async_id, times.start[id], times.finish[id], args);
   }
   for (auto& [rank, events] : memory_events) {
     std::sort(events.begin(), events.end());

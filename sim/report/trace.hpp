@@ -1,8 +1,8 @@
 #pragma once
 
 /// A schedule as Chrome / Perfetto trace-event JSON: a process per simulated GPU with a thread per
-/// stream, a process for the links (a thread per link a transfer crossed), and counters for each
-/// GPU's memory per tier. Times are microseconds.
+/// stream, a process for the links (async slices on a track per link a transfer crossed), and
+/// counters for each GPU's memory per tier. Times are microseconds.
 
 #include <functional>
 #include <string>
