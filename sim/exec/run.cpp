@@ -71,6 +71,7 @@ RunResult run_scenario(const Scenario& sc, const SimulationOptions& options) {
   sim.folded = options.fold;
   sim.tasks = dag->tasks.size();
   sim.simulated_gpus = static_cast<std::int64_t>(dag->represents.size());
+  sim.fold_group = dag->fold_group;
   auto bottleneck = [&](TaskId id) {
     double worst = -1.0;
     std::string cls;

@@ -13,7 +13,8 @@ TaskCosts::TaskCosts(const HardwareSpec& hw, Precision precision, const Platform
   flops_rate_ = peak->second.value * hw.efficiency.gemm;
   memory_rate_ = hw.gpu.hbm_bandwidth.value * hw.efficiency.memory;
   // The node's CPUs update every local GPU's shard at once: each gets an equal share of the rate.
-  host_rate_ = hw.host.cpu_adam_params_per_s / static_cast<double>(hw.gpus_per_node);
+  const auto gpus_on_node = std::min(hw.gpus_per_node, layout.gpus());
+  host_rate_ = hw.host.cpu_adam_params_per_s / static_cast<double>(gpus_on_node);
 
   // Folded groups: the simulated rank of each group of interchangeable ranks.
   std::map<std::int64_t, std::int64_t> representative;

@@ -42,7 +42,7 @@ class TaskCosts {
 
  private:
   double flops_rate_ = 0.0, memory_rate_ = 0.0;
-  double host_rate_ = 0.0;  ///< CPU-Adam parameters/s available to one GPU's shard
+  double host_rate_ = 0.0;  ///< CPU-Adam parameters/s available to one GPU's shard (node rate / its GPUs)
   std::vector<std::vector<RoutedFlow>> routed_;
   std::vector<double> latency_;
   std::map<LinkId, double> bandwidth_;

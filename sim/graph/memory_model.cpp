@@ -115,6 +115,8 @@ std::vector<StageContents> stage_contents(const Scenario& sc, const ComputeGraph
   return out;
 }
 
+}  // namespace
+
 double tier_capacity(const HardwareSpec& hw, Tier tier) {
   switch (tier) {
     case Tier::dram: return hw.host.dram.value;
@@ -123,8 +125,6 @@ double tier_capacity(const HardwareSpec& hw, Tier tier) {
     default: return 0.0;
   }
 }
-
-}  // namespace
 
 MemoryEstimate estimate_memory(const Scenario& sc, const ComputeGraph& graph, const PipelinePartition& part) {
   const ParallelismSpec& par = sc.parallelism;

@@ -90,6 +90,9 @@ struct MemoryEstimate {
 /// (Korthikanti et al. 2022 §4.2.3).
 double microbatches_in_flight(const Scenario& sc, int stage);
 
+/// Capacity of a host tier on one node (DRAM, CXL, all local SSDs); 0 for others.
+double tier_capacity(const HardwareSpec& hw, Tier tier);
+
 MemoryEstimate estimate_memory(const Scenario& sc, const ComputeGraph& graph, const PipelinePartition& partition);
 
 }  // namespace strata

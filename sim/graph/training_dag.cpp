@@ -113,6 +113,7 @@ class DagBuilder {
       p2p_.clear();
       act_out_.clear();
       grad_out_.assign(static_cast<std::size_t>(part_.stages), {});
+      act_copies_.assign(static_cast<std::size_t>(part_.stages), {});
       dp_tasks_.assign(static_cast<std::size_t>(part_.stages), {});
       std::vector<std::size_t> next(static_cast<std::size_t>(part_.stages), 0);
       bool pending = true;
@@ -308,12 +309,20 @@ class DagBuilder {
         gathered_release = emit_param_gather(stage, pos, w, last);
       if (u.forward) {
         std::vector<MemoryChange> alloc = {{Tier::hbm, MemoryUse::activations, w.saved}};
+        auto& outgoing = act_copies_[static_cast<std::size_t>(stage)];
+        if (act_tier != Tier::none && outgoing.size() > static_cast<std::size_t>(ahead)) {
+          // Back-pressure: at most prefetch_layers + 1 layers wait in HBM for their copy out.
+          const auto& oldest = outgoing[outgoing.size() - static_cast<std::size_t>(ahead) - 1];
+          for (std::size_t i = 0; i < lanes_.size(); ++i) last[i].push_back(oldest[i]);
+        }
         auto ids = per_lane(stage, TaskKind::forward, pos, w.fwd_flops, w.fwd_bytes, alloc, gathered_release, last);
-        if (act_tier != Tier::none)  // the saved tensors leave for the tier once the layer is done
-          act_out_[{u.chunk, u.microbatch, layer}] =
-              copies(stage, pos, act_tier, false, w.saved,
-                     {{act_tier, MemoryUse::activations, w.saved * pinned_factor(act_tier)}},
-                     {{Tier::hbm, MemoryUse::activations, w.saved}}, frontier_of(ids));
+        if (act_tier != Tier::none) {  // the saved tensors leave for the tier once the layer is done
+          auto sent = copies(stage, pos, act_tier, false, w.saved,
+                             {{act_tier, MemoryUse::activations, w.saved * pinned_factor(act_tier)}},
+                             {{Tier::hbm, MemoryUse::activations, w.saved}}, frontier_of(ids));
+          act_out_[{u.chunk, u.microbatch, layer}] = sent;
+          outgoing.push_back(sent);
+        }
         last = tp_collectives(stage, w.tp_fwd, pos, ids);
         continue;
       }
@@ -532,6 +541,7 @@ class DagBuilder {
   std::vector<std::vector<TaskId>> gather_prefetch_;  // per stage: what the next gather waits for
   std::map<std::tuple<int, int, int>, std::vector<TaskId>> act_out_;  // (chunk, mb, layer) → copies out
   std::vector<std::vector<TaskId>> grad_out_;  // per stage: the last gradient copies to the host
+  std::vector<std::vector<std::vector<TaskId>>> act_copies_;  // per stage: activation copies out, in order
 };
 
 }  // namespace

@@ -35,6 +35,38 @@ void round_doubles(json& j) {
     for (auto& item : j) round_doubles(item);
 }
 
+/// A node's use of a host tier over the executed schedule: the sum over its GPUs of what each keeps
+/// there (a folded GPU counts as the rank simulated for it; symmetric ranks peak together).
+struct NodeTierPeak {
+  double bytes = 0.0;
+  std::int64_t node = 0;
+  double time = 0.0;
+};
+
+std::map<Tier, NodeTierPeak> node_tier_peaks(const Scenario& sc, const SimulationResult& sim) {
+  std::map<std::int64_t, std::int64_t> simulated_for;  // fold group -> simulated rank
+  for (const auto& [rank, m] : sim.analysis.memory) simulated_for[rank / sim.fold_group] = rank;
+  std::map<Tier, NodeTierPeak> out;
+  const std::int64_t gpn = sc.hardware.gpus_per_node;
+  for (std::int64_t node = 0; node < sc.nodes; ++node) {
+    std::map<Tier, double> sum;
+    std::map<Tier, double> when;
+    for (std::int64_t g = node * gpn; g < std::min(sc.gpus, (node + 1) * gpn); ++g) {
+      auto rep = simulated_for.find(g / sim.fold_group);
+      if (rep == simulated_for.end()) continue;
+      const RankMemory& m = sim.analysis.memory.at(rep->second);
+      for (const auto& [tier, bytes] : m.peak)
+        if (tier != Tier::hbm) {
+          sum[tier] += bytes;
+          when[tier] = m.peak_times.count(tier) ? m.peak_times.at(tier) : 0.0;
+        }
+    }
+    for (const auto& [tier, bytes] : sum)
+      if (bytes > out[tier].bytes) out[tier] = {bytes, node, when[tier]};
+  }
+  return out;
+}
+
 /// GPUs whose executed memory timeline peaks above HBM although the static estimate fits (prefetched
 /// ZeRO-3 gathers, transient buffers overlapping).
 std::vector<Overflow> timeline_overflows(const Scenario& sc, const RunResult& r) {
@@ -135,6 +167,22 @@ json make_report(const Scenario& sc, const RunResult& r) {
                               {"peak_bytes", u.peak_per_node},
                               {"peak_node", u.peak_node}};
   json overflows = json::array();
+  bool tier_overflow = false;
+  if (r.simulation)
+    for (const auto& [tier, peak] : node_tier_peaks(sc, *r.simulation)) {
+      const double capacity = tier_capacity(sc.hardware, tier);
+      tiers[to_string(tier)]["timeline"] = {{"peak_bytes", peak.bytes}, {"peak_node", peak.node},
+                                            {"peak_time_s", peak.time}};
+      auto it = mem.tiers.find(tier);
+      const bool static_overflow = it != mem.tiers.end() && it->second.peak_per_node > it->second.capacity_per_node;
+      if (peak.bytes > capacity && !static_overflow) {
+        tier_overflow = true;
+        overflows.push_back({{"device", "node"}, {"node", peak.node}, {"tier", to_string(tier)},
+                             {"need_bytes", peak.bytes}, {"capacity_bytes", capacity},
+                             {"excess_bytes", peak.bytes - capacity}, {"time_s", peak.time},
+                             {"found_by", "timeline"}});
+      }
+    }
   for (const auto& o : mem.overflows)
     overflows.push_back({{"device", o.device},
                          {o.device == "gpu" ? "rank" : "node", o.index},
@@ -143,7 +191,7 @@ json make_report(const Scenario& sc, const RunResult& r) {
                          {"capacity_bytes", o.capacity},
                          {"excess_bytes", o.need - o.capacity},
                          {"found_by", "static"}});
-  bool fits = mem.fits;
+  bool fits = mem.fits && !tier_overflow;
   for (const Overflow& o : timeline_overflows(sc, r)) {
     fits = false;
     overflows.push_back({{"device", "gpu"}, {"rank", o.index}, {"tier", "hbm"}, {"need_bytes", o.need},
@@ -229,10 +277,15 @@ std::string summary_table(const Scenario& sc, const RunResult& r) {
   }
   line(fmt::format("{:>5} {:>11} {:>6} {:>59}", "", "", "", "(GiB per GPU; * most loaded)"));
   line("");
+  std::map<Tier, NodeTierPeak> executed_tiers;
+  if (r.simulation) executed_tiers = node_tier_peaks(sc, *r.simulation);
   for (const auto& [tier, u] : mem.tiers)
     if (u.peak_per_node > 0.0 || u.capacity_per_node > 0.0)
-      line(fmt::format("tier {:<10} peak {:>12} of {:>12} per node", to_string(tier),
-                       format_bytes(u.peak_per_node), format_bytes(u.capacity_per_node)));
+      line(fmt::format("tier {:<10} peak {:>12} of {:>12} per node{}", to_string(tier),
+                       format_bytes(u.peak_per_node), format_bytes(u.capacity_per_node),
+                       executed_tiers.count(tier)
+                           ? fmt::format(" (executed {})", format_bytes(executed_tiers.at(tier).bytes))
+                           : ""));
   line("");
   std::vector<Overflow> overflows = mem.overflows;
   for (const Overflow& o : timeline_overflows(sc, r)) overflows.push_back(o);

@@ -129,6 +129,7 @@ ScheduleAnalysis analyse_schedule(const TaskDag& dag, const TaskTimes& times, co
         if (c.tier == Tier::hbm) hbm_use[static_cast<std::size_t>(c.use)] += delta;
         if (current[c.tier] > mem.peak[c.tier]) {
           mem.peak[c.tier] = current[c.tier];
+          mem.peak_times[c.tier] = time;
           if (c.tier == Tier::hbm) {
             mem.at_peak = hbm_use;
             mem.peak_time = time;

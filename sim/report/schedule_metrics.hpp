@@ -26,7 +26,8 @@ struct TimeBreakdown {
 struct RankMemory {
   std::map<Tier, double> peak;                  ///< per tier
   std::array<double, kNumMemoryUses> at_peak{};  ///< HBM breakdown at the HBM peak
-  double peak_time = 0.0;
+  double peak_time = 0.0;                       ///< when HBM peaked
+  std::map<Tier, double> peak_times;            ///< when each tier peaked
 };
 
 struct CriticalPath {
