@@ -10,6 +10,7 @@
 #include "sim/exec/executor.hpp"
 #include "sim/exec/task_costs.hpp"
 #include "sim/graph/compute_graph.hpp"
+#include "sim/graph/memory_model.hpp"
 #include "sim/platform/platform_layout.hpp"
 #include "support.hpp"
 
@@ -114,4 +115,41 @@ TEST_CASE("PCIe-switch sharing slows the RTX 4090 server", "[simulation][offload
   CHECK(t_shared > 1.05 * t_independent);
   // The contention-free schedule cannot see it: sharing only costs when flows overlap.
   CHECK(r_shared.simulation->contention_time > 0.0);
+}
+
+TEST_CASE("Activation offload beats full recompute only above the PCIe break-even", "[regression][simulation][offload]") {
+  // Per layer, full recompute costs one forward t_f. Offloaded activations cost the part of their
+  // copies (t_c = saved bytes / B each way) that compute does not hide: the copy out overlaps the next
+  // layer's forward, the copy back the next layer's backward (≈ 2 t_f), so offload adds
+  // max(0, t_c − t_f) + max(0, t_c − 2 t_f), which is below t_f exactly when t_c < 2 t_f:
+  // break-even B* = saved / (2 t_f).
+  auto scenario = [](const std::string& recompute, const std::string& offload, double pcie) {
+    return test::load_inline({{"model", "llama-2-7b"},
+                              {"hardware", "dgx-a100-80g"},
+                              {"gpus", 1},
+                              {"training", {{"seq_len", 4096}, {"global_batch_size", 1}, {"iterations", 2}}},
+                              {"memory", {{"recompute", recompute}, {"offload", {{"activations", offload}}}}}},
+                             {fmt::format("hardware.pcie.bandwidth={}", pcie)});
+  };
+  const Scenario probe = scenario("full", "none", 31.5e9);
+  const RunResult full = run_scenario(probe, {ExecutorKind::list, true, false});
+  const double layers = static_cast<double>(probe.model.num_layers);
+  const double t_f = full.simulation->analysis.breakdown.recompute / layers;
+  const ComputeGraph graph = build_compute_graph(probe.model, {4096, 1, 2.0, true});
+  const double saved = layer_activation_bytes(graph, 1, {1, false, Recompute::none});
+  const double efficiency = probe.hardware.efficiency.pcie;
+  const double break_even = saved / (2.0 * t_f) / efficiency;  // line rate whose achieved rate is B*
+  std::cout << fmt::format("t_f {:.3f} ms, saved {:.1f} MiB per layer, break-even PCIe line rate {:.1f} GB/s\n",
+                           1e3 * t_f, saved / (1 << 20), break_even / 1e9);
+  for (double factor : {0.5, 2.0}) {
+    const double pcie = factor * break_even;
+    const double t_recompute = iteration(scenario("full", "none", pcie));
+    const double t_offload = iteration(scenario("none", "cpu", pcie));
+    INFO(fmt::format("PCIe {:.1f} GB/s: full recompute {:.4f} s, activation offload {:.4f} s", pcie / 1e9,
+                     t_recompute, t_offload));
+    std::cout << fmt::format("PCIe {:6.1f} GB/s: full recompute {:.4f} s, activation offload {:.4f} s\n",
+                             pcie / 1e9, t_recompute, t_offload);
+    if (factor > 1) CHECK(t_offload < t_recompute);
+    else CHECK(t_offload > t_recompute);
+  }
 }
