@@ -132,6 +132,9 @@ const ParamTable kOffload = {
     {.key = "host_buffer_factor", .kind = ParamKind::number, .default_value = 1.5,
      .doc = "offload-tier bytes per offloaded byte (pinned buffers; DeepSpeed additional_buffer_factor=1.5)",
      .min = 1.0, .max = 10.0},
+    {.key = "delayed_update", .kind = ParamKind::boolean, .default_value = false,
+     .doc = "with the optimizer offloaded, overlap its CPU step with the next iteration, which uses the weights "
+            "of the step before (DeepSpeed ZeRO-Offload's one-step delayed parameter update)"},
     {.key = "prefetch_layers", .kind = ParamKind::integer, .default_value = 1,
      .doc = "how many layers ahead offloaded parameters and activations are fetched back", .min = 1, .max = 64},
 };
@@ -279,6 +282,8 @@ void check_cross_fields(Scenario& sc, ObjectReader& top, ObjectReader& tr, Objec
     if (tier == Tier::cxl && hw.cxl.capacity.value <= 0.0)
       off.error(key, fmt::format("cxl offload needs CXL memory (hardware {} has cxl.capacity=0)", hw.name));
   };
+  if (o.delayed_update && o.optimizer == Tier::none)
+    off.error("delayed_update", "needs the optimizer offloaded (memory.offload.optimizer)");
   if (o.optimizer != Tier::none && hw.host.cpu_adam_params_per_s <= 0.0)
     off.error("optimizer", fmt::format("optimizer offload runs the step on the CPU: hardware {} needs "
                                        "host.cpu_adam_params_per_s > 0", hw.name));
@@ -354,6 +359,7 @@ Scenario parse_scenario(const json& doc, const SourceMap& sources) {
   sc.memory.offload.activations = tier_from_string(off.choice("activations"));
   sc.memory.offload.host_buffer_factor = off.number("host_buffer_factor");
   sc.memory.offload.prefetch_layers = off.integer("prefetch_layers");
+  sc.memory.offload.delayed_update = off.boolean("delayed_update");
 
   if (top.has("checkpoint")) {
     ObjectReader ck(top.object("checkpoint"), "/checkpoint", kCheckpoint, diag);

@@ -56,6 +56,7 @@ struct OffloadSpec {
   Tier activations = Tier::none;
   double host_buffer_factor = 1.0;
   std::int64_t prefetch_layers = 1;  ///< fetch-back distance for offloaded parameters and activations
+  bool delayed_update = false;       ///< DeepSpeed's one-step delayed parameter update (DPU)
 };
 
 struct MemorySpec {

@@ -102,12 +102,16 @@ class DagBuilder {
   }
 
   TaskDag build() {
-    dag_.iterations = static_cast<std::int32_t>(sc_.training.iterations);
+    // A delayed update first holds an iteration back two steps later: three iterations reach its
+    // steady state.
+    const bool delayed = sc_.memory.offload.optimizer != Tier::none && sc_.memory.offload.delayed_update;
+    dag_.iterations = static_cast<std::int32_t>(std::max<std::int64_t>(sc_.training.iterations, delayed ? 3 : 1));
     dag_.fold_group = fold_ ? layout_.tp * layout_.dp : 1;  // ranks of one stage are alike
     add_resident_memory();
     const PipelineOrder order = pipeline_order(sc_.parallelism.schedule, part_.stages, part_.virtual_stages, m_);
     last_.assign(static_cast<std::size_t>(part_.stages), Frontier(lanes_.size()));
     gather_prefetch_.assign(static_cast<std::size_t>(part_.stages), {});
+    delayed_step_.assign(static_cast<std::size_t>(part_.stages), {});
     for (int it = 0; it < dag_.iterations; ++it) {
       iteration_ = it;
       p2p_.clear();
@@ -483,17 +487,29 @@ class DagBuilder {
     } else {
       ids = emit_host_optimizer(stage, tier, params, deps);
     }
-    for (std::size_t i = 0; i < lanes_.size(); ++i) last[i] = {ids[i]};
-    // The next iteration's first ZeRO-3 gather fetches the updated weights.
-    gather_prefetch_[static_cast<std::size_t>(stage)] = ids;
+    Frontier done = frontier_of(ids);
     if (sharded && sc_.parallelism.zero_stage < 3 && layout_.dp > 1) {
       for (auto& task : dp_collective(stage, Collective::all_gather, sm.parameters * states_.weights, TaskKind::dp_comm,
                                       {0, -1, -1})) {
         for (TaskId id : ids) task.deps.push_back(id);
         TaskId g = dag_.add(std::move(task));
-        for (auto& l : last) l = {g};
+        for (auto& d : done) d = {g};
       }
     }
+    if (tier != Tier::none && sc_.memory.offload.delayed_update) {
+      // DPU: the next iteration runs on the weights of the step before this one, so it waits only for
+      // that step while this one overlaps it.
+      auto& previous = delayed_step_[static_cast<std::size_t>(stage)];
+      for (std::size_t i = 0; i < lanes_.size() && i < previous.size(); ++i)
+        last[i].insert(last[i].end(), previous[i].begin(), previous[i].end());
+      previous = done;
+    } else {
+      last = done;
+    }
+    // The next iteration's first ZeRO-3 gather fetches the weights it will use.
+    gather_prefetch_[static_cast<std::size_t>(stage)].clear();
+    for (const auto& l : last) gather_prefetch_[static_cast<std::size_t>(stage)].insert(
+        gather_prefetch_[static_cast<std::size_t>(stage)].end(), l.begin(), l.end());
   }
 
   /// ZeRO-Offload / ZeRO-Infinity step: wait for the last gradient shard to reach host memory; with
@@ -542,6 +558,7 @@ class DagBuilder {
   std::map<std::tuple<int, int, int>, std::vector<TaskId>> act_out_;  // (chunk, mb, layer) → copies out
   std::vector<std::vector<TaskId>> grad_out_;  // per stage: the last gradient copies to the host
   std::vector<std::vector<std::vector<TaskId>>> act_copies_;  // per stage: activation copies out, in order
+  std::vector<Frontier> delayed_step_;  // per stage: the offloaded step the next iteration waits for (DPU)
 };
 
 }  // namespace

@@ -73,8 +73,12 @@ TimeBreakdown rank_breakdown(const std::vector<TaskId>& tasks, const TaskDag& da
 
 std::pair<double, double> last_iteration_window(const TaskDag& dag, const TaskTimes& times) {
   const int n_it = std::max(1, static_cast<int>(dag.iterations));
+  // With two or more iterations the period is measured between the ends of consecutive iterations'
+  // GPU kernels, so work that overlaps the next iteration (a delayed host optimizer step) is not
+  // counted twice; a single iteration ends with its last task.
   std::vector<double> end(static_cast<std::size_t>(n_it), 0.0);
   for (TaskId id = 0; id < dag.tasks.size(); ++id) {
+    if (n_it >= 2 && dag.tasks[id].stream != Stream::compute) continue;
     auto& e = end[static_cast<std::size_t>(dag.tasks[id].iteration)];
     e = std::max(e, times.finish[id]);
   }
@@ -148,16 +152,17 @@ ScheduleAnalysis analyse_schedule(const TaskDag& dag, const TaskTimes& times, co
   }
   a.bubble_fraction = a.iteration_time > 0 ? a.breakdown.bubble / a.iteration_time : 0.0;
 
-  // Critical path: from the last task of the last iteration back through whichever predecessor
-  // (dependency or stream predecessor) finished last, i.e. the one that held it back.
+  // Critical path: from the task that ends the window back through whichever predecessor
+  // (dependency or stream predecessor) finished last, i.e. the one that held it back; only the part
+  // inside the window counts.
   const auto stream_prev = stream_predecessors(dag);
   TaskId at = 0;
   double latest = -1.0;
   for (TaskId id = 0; id < dag.tasks.size(); ++id)
-    if (times.finish[id] > latest) latest = times.finish[at = id];
+    if (times.finish[id] <= a.window_end && times.finish[id] > latest) latest = times.finish[at = id];
   while (latest >= 0) {
     const Task& t = dag.tasks[at];
-    const double s = std::max(a.window_start, times.start[at]), f = times.finish[at];
+    const double s = std::max(a.window_start, times.start[at]), f = std::min(a.window_end, times.finish[at]);
     if (f <= a.window_start) break;
     if (f > s) {
       a.critical_path.seconds[t.kind] += f - s;

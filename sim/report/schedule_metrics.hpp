@@ -48,7 +48,8 @@ struct ScheduleAnalysis {
 /// Names the resource that bounds a transfer task (e.g. "nvlink_tx"), for the critical path.
 using BottleneckNamer = std::function<std::string(TaskId)>;
 
-/// The last iteration's window: from the end of the one before (or 0) to its last task's end.
+/// The last iteration's window: from the end of the one before (or 0) to its end, where an iteration
+/// ends with its last compute-stream task (with one iteration: its last task).
 std::pair<double, double> last_iteration_window(const TaskDag& dag, const TaskTimes& times);
 
 ScheduleAnalysis analyse_schedule(const TaskDag& dag, const TaskTimes& times, const BottleneckNamer& bottleneck);
