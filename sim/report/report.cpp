@@ -196,6 +196,7 @@ json make_report(const Scenario& sc, const RunResult& r) {
     fits = false;
     overflows.push_back({{"device", "gpu"}, {"rank", o.index}, {"tier", "hbm"}, {"need_bytes", o.need},
                          {"capacity_bytes", o.capacity}, {"excess_bytes", o.need - o.capacity},
+                         {"time_s", r.simulation->analysis.memory.at(o.index).peak_time},
                          {"found_by", "timeline"}});
   }
   const auto& most = mem.stages.at(static_cast<std::size_t>(mem.most_loaded_stage));
