@@ -91,7 +91,7 @@ RunResult run_scenario(const Scenario& sc, const SimulationOptions& options) {
   const auto [list_start, list_end] = last_iteration_window(*dag, list);
   sim.contention_free_iteration_time = list_end - list_start;
   TaskTimes times = options.executor == ExecutorKind::des ? run_des(*dag, costs, layout) : std::move(list);
-  sim.analysis = analyse_schedule(*dag, times, bottleneck);
+  sim.analysis = analyse_schedule(*dag, times, bottleneck, sc.gpus, sc.hardware.gpus_per_node);
   sim.contention_time = sim.analysis.iteration_time - sim.contention_free_iteration_time;
   sim.throughput = throughput(sc, r, sim.analysis);
   if (options.keep_schedule) {

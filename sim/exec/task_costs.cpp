@@ -12,9 +12,9 @@ TaskCosts::TaskCosts(const HardwareSpec& hw, Precision precision, const Platform
   if (peak == hw.gpu.peak.end()) throw std::logic_error("GPU has no peak for the compute dtype");
   flops_rate_ = peak->second.value * hw.efficiency.gemm;
   memory_rate_ = hw.gpu.hbm_bandwidth.value * hw.efficiency.memory;
-  // The node's CPUs update every local GPU's shard at once: each gets an equal share of the rate.
-  const auto gpus_on_node = std::min(hw.gpus_per_node, layout.gpus());
-  host_rate_ = hw.host.cpu_adam_params_per_s / static_cast<double>(gpus_on_node);
+  host_rate_ = hw.host.cpu_adam_params_per_s;
+  gpus_per_node_ = hw.gpus_per_node;
+  gpus_ = layout.gpus();
 
   // Folded groups: the simulated rank of each group of interchangeable ranks.
   std::map<std::int64_t, std::int64_t> representative;
@@ -61,7 +61,12 @@ TaskCosts::TaskCosts(const HardwareSpec& hw, Precision precision, const Platform
 }
 
 double TaskCosts::compute_seconds(const Task& t) const {
-  if (on_host(t)) return t.host_params / host_rate_;
+  if (on_host(t)) {
+    // The node's CPUs update every local GPU's shard at once: each gets an equal share of the rate.
+    const std::int64_t node = t.rank() / gpus_per_node_;
+    const auto sharing = std::min(gpus_per_node_, gpus_ - node * gpus_per_node_);
+    return t.host_params * static_cast<double>(sharing) / host_rate_;
+  }
   return t.flops / flops_rate_ + t.memory_bytes / memory_rate_;
 }
 

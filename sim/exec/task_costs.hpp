@@ -42,7 +42,8 @@ class TaskCosts {
 
  private:
   double flops_rate_ = 0.0, memory_rate_ = 0.0;
-  double host_rate_ = 0.0;  ///< CPU-Adam parameters/s available to one GPU's shard (node rate / its GPUs)
+  double host_rate_ = 0.0;  ///< CPU-Adam parameters/s of one node, shared by its GPUs
+  std::int64_t gpus_per_node_ = 1, gpus_ = 1;
   std::vector<std::vector<RoutedFlow>> routed_;
   std::vector<double> latency_;
   std::map<LinkId, double> bandwidth_;

@@ -134,9 +134,10 @@ MemoryEstimate estimate_memory(const Scenario& sc, const ComputeGraph& graph, co
   const int zero = static_cast<int>(par.zero_stage);
   const bool shard_optimizer = zero >= 1 || par.distributed_optimizer;
   const double m = static_cast<double>(sc.num_microbatches());
-  // Activation prefetch keeps the block being computed and the next one on the GPU (vDNN, Rhu et al.
-  // 2016, prefetches one layer ahead); the prefetch distance becomes a parameter with offload timing.
-  constexpr double kResidentLayersWhenOffloaded = 2.0;
+  // Activation offload keeps the block being computed and the `prefetch_layers` blocks fetched ahead
+  // of it on the GPU (vDNN, Rhu et al. 2016, prefetches one layer ahead); the executed schedule
+  // throttles copy-outs to the same number.
+  const double resident_layers_when_offloaded = static_cast<double>(sc.memory.offload.prefetch_layers) + 1.0;
 
   MemoryEstimate est;
   const std::vector<StageContents> contents = stage_contents(sc, graph, part);
@@ -184,7 +185,7 @@ MemoryEstimate estimate_memory(const Scenario& sc, const ComputeGraph& graph, co
                   head_in_flight * c.last_stage_extra;
     if (off.activations != Tier::none && sm.layers > 0) {
       double per_layer = c.layer_activations / sm.layers;
-      double resident = std::min(acts, kResidentLayersWhenOffloaded * per_layer);
+      double resident = std::min(acts, resident_layers_when_offloaded * per_layer);
       sm.offloaded[off.activations] += acts - resident;
       acts = resident;
     }

@@ -39,6 +39,9 @@ std::string to_string(Stream s) {
     case Stream::gather: return "gather";
     case Stream::offload_out: return "offload_out";
     case Stream::offload_in: return "offload_in";
+    case Stream::grad_out: return "grad_out";
+    case Stream::param_in: return "param_in";
+    case Stream::upload: return "upload";
     case Stream::host: return "host";
   }
   return "stream";

@@ -34,9 +34,23 @@ std::string to_string(TaskKind k);
 bool is_compute(TaskKind k);
 
 /// CUDA-stream-like queues per GPU: tasks of one stream run one at a time in program order.
-/// Copies to and from offload tiers use one stream per direction, like a GPU's two copy engines.
-enum class Stream : std::uint8_t { compute, tp_comm, p2p, dp_comm, gather, offload_out, offload_in, host };
-inline constexpr int kNumStreams = 8;
+/// Copies to and from offload tiers get a stream per purpose (activations out, activations in,
+/// gradients out, parameters in, updated weights in), so none queues behind another's dependencies;
+/// they still share the links they cross.
+enum class Stream : std::uint8_t {
+  compute,
+  tp_comm,
+  p2p,
+  dp_comm,
+  gather,
+  offload_out,
+  offload_in,
+  grad_out,
+  param_in,
+  upload,
+  host
+};
+inline constexpr int kNumStreams = 11;
 std::string to_string(Stream s);
 
 enum class MemoryUse : std::uint8_t { params, gradients, optimizer, activations, workspace, buffers };

@@ -110,7 +110,7 @@ class DagBuilder {
     add_resident_memory();
     const PipelineOrder order = pipeline_order(sc_.parallelism.schedule, part_.stages, part_.virtual_stages, m_);
     last_.assign(static_cast<std::size_t>(part_.stages), Frontier(lanes_.size()));
-    gather_prefetch_.assign(static_cast<std::size_t>(part_.stages), {});
+    gather_history_.assign(static_cast<std::size_t>(part_.stages), {});
     delayed_step_.assign(static_cast<std::size_t>(part_.stages), {});
     for (int it = 0; it < dag_.iterations; ++it) {
       iteration_ = it;
@@ -198,12 +198,12 @@ class DagBuilder {
   }
 
   /// One copy per lane between HBM and an offload tier of the lane's node.
-  std::vector<TaskId> copies(int stage, const ChunkPos& pos, Tier tier, bool to_gpu, double bytes,
+  std::vector<TaskId> copies(int stage, const ChunkPos& pos, Stream stream, Tier tier, bool to_gpu, double bytes,
                              std::vector<MemoryChange> alloc, std::vector<MemoryChange> release, const Frontier& deps) {
     std::vector<TaskId> ids;
     for (std::size_t i = 0; i < lanes_.size(); ++i) {
       const std::int64_t r = rank_of(stage, lanes_[i]);
-      Task t = base(TaskKind::offload, to_gpu ? Stream::offload_in : Stream::offload_out, {r}, stage);
+      Task t = base(TaskKind::offload, stream, {r}, stage);
       set_pos(t, pos);
       const Device gpu = Device::gpu(r), host = tier_device(tier, layout_.node(r));
       t.flows.push_back({to_gpu ? host : gpu, to_gpu ? gpu : host, bytes, false});
@@ -298,7 +298,7 @@ class DagBuilder {
       const auto& sent = act_out_.at({u.chunk, u.microbatch, layer});
       for (std::size_t i = 0; i < lanes_.size(); ++i) gate[i].push_back(sent[i]);
       fetched[static_cast<std::size_t>(k)] =
-          copies(stage, {u.chunk, u.microbatch, layer}, act_tier, true, saved,
+          copies(stage, {u.chunk, u.microbatch, layer}, Stream::offload_in, act_tier, true, saved,
                  {{Tier::hbm, MemoryUse::activations, saved}},
                  {{act_tier, MemoryUse::activations, saved * pinned_factor(act_tier)}}, gate);
     };
@@ -321,7 +321,7 @@ class DagBuilder {
         }
         auto ids = per_lane(stage, TaskKind::forward, pos, w.fwd_flops, w.fwd_bytes, alloc, gathered_release, last);
         if (act_tier != Tier::none) {  // the saved tensors leave for the tier once the layer is done
-          auto sent = copies(stage, pos, act_tier, false, w.saved,
+          auto sent = copies(stage, pos, Stream::offload_out, act_tier, false, w.saved,
                              {{act_tier, MemoryUse::activations, w.saved * pinned_factor(act_tier)}},
                              {{Tier::hbm, MemoryUse::activations, w.saved}}, frontier_of(ids));
           act_out_[{u.chunk, u.microbatch, layer}] = sent;
@@ -357,7 +357,7 @@ class DagBuilder {
       if (sc_.memory.offload.optimizer != Tier::none) {
         // ZeRO-Offload: each reduced gradient shard streams to host memory during the backward.
         const double shard = w.params * states_.gradients / static_cast<double>(layout_.dp);
-        auto sent = copies(stage, pos, Tier::dram, false, shard, {}, {}, reduced);
+        auto sent = copies(stage, pos, Stream::grad_out, Tier::dram, false, shard, {}, {}, reduced);
         auto& out = grad_out_[static_cast<std::size_t>(stage)];
         out.assign(sent.begin(), sent.end());
       }
@@ -380,23 +380,29 @@ class DagBuilder {
     p2p_[{u.chunk, u.microbatch, u.forward}] = sends;
   }
 
-  /// ZeRO-3: gather the layer's weights before its compute, one layer ahead of use (DeepSpeed's
-  /// prefetch); with offloaded parameters the rank's shard first comes back from its tier
+  /// ZeRO-3: gather the layer's weights before its compute, `prefetch_layers` layers ahead of use
+  /// (DeepSpeed's prefetch); with offloaded parameters the rank's shard first comes back from its tier
   /// (ZeRO-Infinity). Returns what the compute that consumes them releases.
   std::vector<MemoryChange> emit_param_gather(int stage, const ChunkPos& pos, const LayerWork& w, Frontier& last) {
     const double full = w.params * states_.weights;
     const double shard = full / static_cast<double>(layout_.dp);
-    auto& prev = gather_prefetch_[static_cast<std::size_t>(stage)];
-    Frontier gate(lanes_.size(), prev);
+    // history holds, per earlier gather, what had run when it was issued: waiting for the entry
+    // `prefetch_layers` back lets this gather overlap that many layers of compute.
+    auto& history = gather_history_[static_cast<std::size_t>(stage)];
+    const auto ahead = static_cast<std::size_t>(sc_.memory.offload.prefetch_layers);
+    std::vector<TaskId> waits;
+    if (!history.empty()) waits = history[history.size() >= ahead ? history.size() - ahead : 0];
+    Frontier gate(lanes_.size(), waits);
     std::vector<MemoryChange> release;
     const Tier tier = sc_.memory.offload.params;
     if (tier != Tier::none) {
-      auto fetched = copies(stage, pos, tier, true, shard, {{Tier::hbm, MemoryUse::workspace, shard}}, {}, gate);
+      auto fetched =
+          copies(stage, pos, Stream::param_in, tier, true, shard, {{Tier::hbm, MemoryUse::workspace, shard}}, {}, gate);
       release.push_back({Tier::hbm, MemoryUse::workspace, shard});
       gate = frontier_of(fetched);
     }
     if (layout_.dp > 1) {
-      auto phases = dp_collective(stage, Collective::all_gather, full, TaskKind::param_gather, pos);
+      auto phases = dp_collective(stage, Collective::all_gather, full, TaskKind::param_gather, pos, Stream::gather);
       for (const auto& g : gate) phases.front().deps.insert(phases.front().deps.end(), g.begin(), g.end());
       phases.back().allocate.push_back({Tier::hbm, MemoryUse::workspace, full - shard});
       release.push_back({Tier::hbm, MemoryUse::workspace, full - shard});
@@ -404,8 +410,10 @@ class DagBuilder {
       for (auto& task : phases) done = dag_.add(std::move(task));
       for (auto& g : gate) g = {done};
     }
-    prev.clear();
-    for (const auto& l : last) prev.insert(prev.end(), l.begin(), l.end());
+    std::vector<TaskId> issued;
+    for (const auto& l : last) issued.insert(issued.end(), l.begin(), l.end());
+    history.push_back(std::move(issued));
+    if (history.size() > ahead) history.erase(history.begin());
     for (std::size_t i = 0; i < lanes_.size(); ++i) last[i].insert(last[i].end(), gate[i].begin(), gate[i].end());
     return release;
   }
@@ -424,9 +432,10 @@ class DagBuilder {
   /// A data-parallel collective. When whole groups of replicas share each node (NVLink) it is
   /// hierarchical: an intra-node phase over NVLink, then the inter-node phase over the NICs on 1/g of
   /// the buffer (NCCL's tree/ring split); otherwise one flat ring over every replica. ZeRO-3 gathers
-  /// use their own stream so they can run ahead of the gradient reductions (DeepSpeed's prefetch).
+  /// use the gather stream so they can run ahead of the gradient reductions (DeepSpeed's prefetch).
   /// Returns the phases in order; stream order serialises them.
-  std::vector<Task> dp_collective(int stage, Collective c, double bytes, TaskKind kind, const ChunkPos& pos) {
+  std::vector<Task> dp_collective(int stage, Collective c, double bytes, TaskKind kind, const ChunkPos& pos,
+                                  Stream stream = Stream::dp_comm) {
     const std::int64_t gpn = layout_.gpus_per_node, tp = layout_.tp, dp = layout_.dp;
     const std::int64_t per_node = gpn % tp == 0 ? std::min(gpn / tp, dp) : 1;
     const bool hierarchical = per_node > 1 && dp % per_node == 0 && (tp * dp) % gpn == 0 && dp / per_node > 1;
@@ -442,7 +451,6 @@ class DagBuilder {
     } else {
       phases = {{Collective::all_gather, Scope::inter}, {Collective::all_gather, Scope::intra}};
     }
-    const Stream stream = kind == TaskKind::param_gather ? Stream::gather : Stream::dp_comm;
     std::vector<Task> out;
     for (const auto& [phase, scope] : phases) {
       Task merged = base(kind, stream, {}, stage);
@@ -480,17 +488,23 @@ class DagBuilder {
       for (auto& d : deps) d.push_back(dp.back());
     std::vector<TaskId> ids;
     const Tier tier = sc_.memory.offload.optimizer;
+    const Tier params_tier = sc_.memory.offload.params;
     if (tier == Tier::none) {
       // Adam reads and writes its states, reads the gradient and writes the compute-precision weights.
       const double per_param = 2.0 * states_.optimizer + states_.gradients + states_.weights;
       ids = per_lane(stage, TaskKind::optimizer, {0, -1, -1}, 0.0, per_param * params, {}, {}, deps);
+      if (params_tier != Tier::none)  // the updated shard goes back to where the parameters live
+        ids = copies(stage, {0, -1, -1}, Stream::upload, params_tier, false, params * states_.weights, {}, {},
+                     frontier_of(ids));
     } else {
       ids = emit_host_optimizer(stage, tier, params, deps);
     }
     Frontier done = frontier_of(ids);
     if (sharded && sc_.parallelism.zero_stage < 3 && layout_.dp > 1) {
+      // On the gather stream: the next iteration's reductions must not queue behind it (they do not
+      // wait for it under a delayed update).
       for (auto& task : dp_collective(stage, Collective::all_gather, sm.parameters * states_.weights, TaskKind::dp_comm,
-                                      {0, -1, -1})) {
+                                      {0, -1, -1}, Stream::gather)) {
         for (TaskId id : ids) task.deps.push_back(id);
         TaskId g = dag_.add(std::move(task));
         for (auto& d : done) d = {g};
@@ -506,10 +520,10 @@ class DagBuilder {
     } else {
       last = done;
     }
-    // The next iteration's first ZeRO-3 gather fetches the weights it will use.
-    gather_prefetch_[static_cast<std::size_t>(stage)].clear();
-    for (const auto& l : last) gather_prefetch_[static_cast<std::size_t>(stage)].insert(
-        gather_prefetch_[static_cast<std::size_t>(stage)].end(), l.begin(), l.end());
+    // The next iteration's first ZeRO-3 gathers fetch the weights it will use.
+    std::vector<TaskId> ready;
+    for (const auto& l : last) ready.insert(ready.end(), l.begin(), l.end());
+    gather_history_[static_cast<std::size_t>(stage)] = {ready};
   }
 
   /// ZeRO-Offload / ZeRO-Infinity step: wait for the last gradient shard to reach host memory; with
@@ -536,8 +550,15 @@ class DagBuilder {
     if (tier != Tier::dram) gate = frontier_of(host_stage(TaskKind::offload, std::pair{tier, Tier::dram}, state_bytes, gate));
     std::vector<TaskId> done = host_stage(TaskKind::host_optimizer, std::nullopt, 0.0, gate);
     if (tier != Tier::dram) host_stage(TaskKind::offload, std::pair{Tier::dram, tier}, state_bytes, frontier_of(done));
-    if (sc_.memory.offload.params != Tier::none) return done;
-    return copies(stage, {0, -1, -1}, Tier::dram, true, params * states_.weights, {}, {}, frontier_of(done));
+    const Tier params_tier = sc_.memory.offload.params;
+    if (params_tier != Tier::none) {
+      // The parameters live on the host: the updated 16-bit shard is written to their tier.
+      if (params_tier == Tier::dram) return done;
+      return host_stage(TaskKind::offload, std::pair{Tier::dram, params_tier}, params * states_.weights,
+                        frontier_of(done));
+    }
+    return copies(stage, {0, -1, -1}, Stream::upload, Tier::dram, true, params * states_.weights, {}, {},
+                  frontier_of(done));
   }
 
   const Scenario& sc_;
@@ -554,7 +575,7 @@ class DagBuilder {
   std::vector<Frontier> last_;  // per stage
   std::map<UnitKey, std::vector<TaskId>> p2p_;
   std::vector<std::vector<TaskId>> dp_tasks_;
-  std::vector<std::vector<TaskId>> gather_prefetch_;  // per stage: what the next gather waits for
+  std::vector<std::vector<std::vector<TaskId>>> gather_history_;  // per stage: see emit_param_gather
   std::map<std::tuple<int, int, int>, std::vector<TaskId>> act_out_;  // (chunk, mb, layer) → copies out
   std::vector<std::vector<TaskId>> grad_out_;  // per stage: the last gradient copies to the host
   std::vector<std::vector<std::vector<TaskId>>> act_copies_;  // per stage: activation copies out, in order

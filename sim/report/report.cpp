@@ -35,34 +35,16 @@ void round_doubles(json& j) {
     for (auto& item : j) round_doubles(item);
 }
 
-/// A node's use of a host tier over the executed schedule: the sum over its GPUs of what each keeps
-/// there (a folded GPU counts as the rank simulated for it; symmetric ranks peak together).
-struct NodeTierPeak {
-  double bytes = 0.0;
-  std::int64_t node = 0;
-  double time = 0.0;
-};
-
-std::map<Tier, NodeTierPeak> node_tier_peaks(const Scenario& sc, const SimulationResult& sim) {
-  std::map<std::int64_t, std::int64_t> simulated_for;  // fold group -> simulated rank
-  for (const auto& [rank, m] : sim.analysis.memory) simulated_for[rank / sim.fold_group] = rank;
-  std::map<Tier, NodeTierPeak> out;
-  const std::int64_t gpn = sc.hardware.gpus_per_node;
-  for (std::int64_t node = 0; node < sc.nodes; ++node) {
-    std::map<Tier, double> sum;
-    std::map<Tier, double> when;
-    for (std::int64_t g = node * gpn; g < std::min(sc.gpus, (node + 1) * gpn); ++g) {
-      auto rep = simulated_for.find(g / sim.fold_group);
-      if (rep == simulated_for.end()) continue;
-      const RankMemory& m = sim.analysis.memory.at(rep->second);
-      for (const auto& [tier, bytes] : m.peak)
-        if (tier != Tier::hbm) {
-          sum[tier] += bytes;
-          when[tier] = m.peak_times.count(tier) ? m.peak_times.at(tier) : 0.0;
-        }
-    }
-    for (const auto& [tier, bytes] : sum)
-      if (bytes > out[tier].bytes) out[tier] = {bytes, node, when[tier]};
+/// Host tiers the executed schedule overfills on some node although the static estimate fits.
+std::vector<Overflow> tier_timeline_overflows(const Scenario& sc, const RunResult& r) {
+  std::vector<Overflow> out;
+  if (!r.simulation) return out;
+  for (const auto& [tier, peak] : r.simulation->analysis.node_tiers) {
+    const double capacity = tier_capacity(sc.hardware, tier);
+    auto it = r.memory.tiers.find(tier);
+    const bool static_overflow =
+        it != r.memory.tiers.end() && it->second.peak_per_node > it->second.capacity_per_node;
+    if (peak.bytes > capacity && !static_overflow) out.push_back({"node", peak.node, tier, peak.bytes, capacity});
   }
   return out;
 }
@@ -168,21 +150,19 @@ json make_report(const Scenario& sc, const RunResult& r) {
                               {"peak_node", u.peak_node}};
   json overflows = json::array();
   bool tier_overflow = false;
-  if (r.simulation)
-    for (const auto& [tier, peak] : node_tier_peaks(sc, *r.simulation)) {
-      const double capacity = tier_capacity(sc.hardware, tier);
+  if (r.simulation) {
+    for (const auto& [tier, peak] : r.simulation->analysis.node_tiers)
       tiers[to_string(tier)]["timeline"] = {{"peak_bytes", peak.bytes}, {"peak_node", peak.node},
                                             {"peak_time_s", peak.time}};
-      auto it = mem.tiers.find(tier);
-      const bool static_overflow = it != mem.tiers.end() && it->second.peak_per_node > it->second.capacity_per_node;
-      if (peak.bytes > capacity && !static_overflow) {
-        tier_overflow = true;
-        overflows.push_back({{"device", "node"}, {"node", peak.node}, {"tier", to_string(tier)},
-                             {"need_bytes", peak.bytes}, {"capacity_bytes", capacity},
-                             {"excess_bytes", peak.bytes - capacity}, {"time_s", peak.time},
-                             {"found_by", "timeline"}});
-      }
+    for (const Overflow& o : tier_timeline_overflows(sc, r)) {
+      tier_overflow = true;
+      overflows.push_back({{"device", "node"}, {"node", o.index}, {"tier", to_string(o.tier)},
+                           {"need_bytes", o.need}, {"capacity_bytes", o.capacity},
+                           {"excess_bytes", o.need - o.capacity},
+                           {"time_s", r.simulation->analysis.node_tiers.at(o.tier).time},
+                           {"found_by", "timeline"}});
     }
+  }
   for (const auto& o : mem.overflows)
     overflows.push_back({{"device", o.device},
                          {o.device == "gpu" ? "rank" : "node", o.index},
@@ -279,7 +259,7 @@ std::string summary_table(const Scenario& sc, const RunResult& r) {
   line(fmt::format("{:>5} {:>11} {:>6} {:>59}", "", "", "", "(GiB per GPU; * most loaded)"));
   line("");
   std::map<Tier, NodeTierPeak> executed_tiers;
-  if (r.simulation) executed_tiers = node_tier_peaks(sc, *r.simulation);
+  if (r.simulation) executed_tiers = r.simulation->analysis.node_tiers;
   for (const auto& [tier, u] : mem.tiers)
     if (u.peak_per_node > 0.0 || u.capacity_per_node > 0.0)
       line(fmt::format("tier {:<10} peak {:>12} of {:>12} per node{}", to_string(tier),
@@ -290,6 +270,7 @@ std::string summary_table(const Scenario& sc, const RunResult& r) {
   line("");
   std::vector<Overflow> overflows = mem.overflows;
   for (const Overflow& o : timeline_overflows(sc, r)) overflows.push_back(o);
+  for (const Overflow& o : tier_timeline_overflows(sc, r)) overflows.push_back(o);
   double executed = 0.0;
   if (r.simulation)
     for (const auto& [rank, m] : r.simulation->analysis.memory)

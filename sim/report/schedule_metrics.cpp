@@ -85,7 +85,63 @@ std::pair<double, double> last_iteration_window(const TaskDag& dag, const TaskTi
   return {n_it >= 2 ? end[static_cast<std::size_t>(n_it - 2)] : 0.0, end.back()};
 }
 
-ScheduleAnalysis analyse_schedule(const TaskDag& dag, const TaskTimes& times, const BottleneckNamer& bottleneck) {
+namespace {
+
+using TierEvents = std::vector<std::tuple<double, double, Tier>>;  // (time, delta, tier), resident at -1
+
+std::map<Tier, NodeTierPeak> node_tier_peaks(const TaskDag& dag, const TaskTimes& times,
+                                             const std::map<std::int64_t, std::vector<TaskId>>& by_rank,
+                                             std::int64_t gpus, std::int64_t gpus_per_node) {
+  // Host-tier changes of each simulated rank.
+  std::map<std::int64_t, TierEvents> events;
+  std::map<std::int64_t, std::int64_t> simulated_for;  // fold group -> simulated rank
+  for (const auto& [rank, count] : dag.represents) {
+    simulated_for[rank / dag.fold_group] = rank;
+    TierEvents& e = events[rank];
+    for (const MemoryChange& c : dag.resident.at(rank))
+      if (c.tier != Tier::hbm) e.emplace_back(-1.0, c.bytes, c.tier);
+    auto it = by_rank.find(rank);
+    if (it == by_rank.end()) continue;
+    for (TaskId id : it->second) {
+      for (const MemoryChange& c : dag.tasks[id].allocate)
+        if (c.tier != Tier::hbm) e.emplace_back(times.start[id], c.bytes, c.tier);
+      for (const MemoryChange& c : dag.tasks[id].release)
+        if (c.tier != Tier::hbm) e.emplace_back(times.finish[id], -c.bytes, c.tier);
+    }
+  }
+  // Nodes with the same mix of simulated ranks have the same timeline: merge each mix once.
+  std::map<std::map<std::int64_t, std::int64_t>, std::map<Tier, std::pair<double, double>>> merged;
+  std::map<Tier, NodeTierPeak> out;
+  const std::int64_t nodes = (gpus + gpus_per_node - 1) / gpus_per_node;
+  for (std::int64_t node = 0; node < nodes; ++node) {
+    std::map<std::int64_t, std::int64_t> mix;
+    for (std::int64_t g = node * gpus_per_node; g < std::min(gpus, (node + 1) * gpus_per_node); ++g) {
+      auto rep = simulated_for.find(g / dag.fold_group);
+      if (rep != simulated_for.end()) ++mix[rep->second];
+    }
+    auto [it, fresh] = merged.try_emplace(mix);
+    if (fresh) {
+      TierEvents all;
+      for (const auto& [rank, count] : mix)
+        for (const auto& [t, delta, tier] : events[rank]) all.emplace_back(t, delta * static_cast<double>(count), tier);
+      std::sort(all.begin(), all.end());  // at one instant frees (negative) come first
+      std::map<Tier, double> current;
+      for (const auto& [t, delta, tier] : all) {
+        current[tier] += delta;
+        auto& peak = it->second[tier];
+        if (current[tier] > peak.first) peak = {current[tier], std::max(0.0, t)};
+      }
+    }
+    for (const auto& [tier, peak] : it->second)
+      if (peak.first > out[tier].bytes) out[tier] = {peak.first, node, peak.second};
+  }
+  return out;
+}
+
+}  // namespace
+
+ScheduleAnalysis analyse_schedule(const TaskDag& dag, const TaskTimes& times, const BottleneckNamer& bottleneck,
+                                  std::int64_t gpus, std::int64_t gpus_per_node) {
   ScheduleAnalysis a;
   const int n_it = std::max(1, static_cast<int>(dag.iterations));
   std::tie(a.window_start, a.window_end) = last_iteration_window(dag, times);
@@ -151,6 +207,8 @@ ScheduleAnalysis analyse_schedule(const TaskDag& dag, const TaskTimes& times, co
     a.recompute_flops_per_gpu /= weight_sum;
   }
   a.bubble_fraction = a.iteration_time > 0 ? a.breakdown.bubble / a.iteration_time : 0.0;
+
+  a.node_tiers = node_tier_peaks(dag, times, by_rank, gpus, gpus_per_node);
 
   // Critical path: from the task that ends the window back through whichever predecessor
   // (dependency or stream predecessor) finished last, i.e. the one that held it back; only the part

@@ -30,6 +30,14 @@ struct RankMemory {
   std::map<Tier, double> peak_times;            ///< when each tier peaked
 };
 
+/// The most a node held in one host tier at once over the executed schedule, merging its GPUs'
+/// timelines (a folded GPU counts as the rank simulated for it).
+struct NodeTierPeak {
+  double bytes = 0.0;
+  std::int64_t node = 0;
+  double time = 0.0;
+};
+
 struct CriticalPath {
   std::map<TaskKind, double> seconds;   ///< time on the path by task kind, within the window
   std::map<std::string, double> links;  ///< transfer time on the path by bottleneck link class
@@ -43,6 +51,7 @@ struct ScheduleAnalysis {
   double recompute_flops_per_gpu = 0.0;  ///< in the window, mean over GPUs
   CriticalPath critical_path;
   std::map<std::int64_t, RankMemory> memory;
+  std::map<Tier, NodeTierPeak> node_tiers;  ///< per host tier, the node that peaked highest
 };
 
 /// Names the resource that bounds a transfer task (e.g. "nvlink_tx"), for the critical path.
@@ -52,6 +61,7 @@ using BottleneckNamer = std::function<std::string(TaskId)>;
 /// ends with its last compute-stream task (with one iteration: its last task).
 std::pair<double, double> last_iteration_window(const TaskDag& dag, const TaskTimes& times);
 
-ScheduleAnalysis analyse_schedule(const TaskDag& dag, const TaskTimes& times, const BottleneckNamer& bottleneck);
+ScheduleAnalysis analyse_schedule(const TaskDag& dag, const TaskTimes& times, const BottleneckNamer& bottleneck,
+                                  std::int64_t gpus, std::int64_t gpus_per_node);
 
 }  // namespace strata
