@@ -36,11 +36,11 @@ StateBytes state_bytes(const TrainingSpec& t) {
   // Transformer Engine keeps fp8 models' weights in 16-bit and casts per GEMM.
   b.weights = t.precision == Precision::fp8 ? 2.0 : bytes_per_element(t.precision);
   b.gradients = bytes_per_element(t.grad_precision);
-  // Mixed precision keeps a master copy of low-precision weights (Micikevicius et al. 2018);
-  // Adam adds two moments, SGD with momentum one (ZeRO §3.1: K = 12 for fp32 Adam).
+  // Mixed precision (16-bit or fp8 compute) keeps a master copy of the weights in the state precision
+  // (Micikevicius et al. 2018); fp32 training updates its weights in place. Adam adds two moments,
+  // SGD with momentum one (ZeRO §3.1: K = 12 for fp32 Adam), so 16-bit states halve K.
   const double state = bytes_per_element(t.state_precision);
-  const bool needs_master = bytes_per_element(t.precision) < bytes_per_element(t.state_precision) ||
-                            t.precision == Precision::fp8;
+  const bool needs_master = bytes_per_element(t.precision) < bytes_per_element(Precision::fp32);
   const double moments = t.optimizer == Optimizer::adam ? 2.0 : 1.0;
   b.optimizer = (needs_master ? state : 0.0) + moments * state;
   return b;

@@ -22,6 +22,7 @@ std::string to_string(TaskKind k) {
     case TaskKind::param_gather: return "param_gather";
     case TaskKind::offload: return "offload";
     case TaskKind::host_optimizer: return "host_optimizer";
+    case TaskKind::checkpoint: return "checkpoint";
   }
   return "task";
 }
@@ -43,6 +44,7 @@ std::string to_string(Stream s) {
     case Stream::param_in: return "param_in";
     case Stream::upload: return "upload";
     case Stream::host: return "host";
+    case Stream::checkpoint: return "checkpoint";
   }
   return "stream";
 }

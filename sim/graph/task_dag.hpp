@@ -28,8 +28,9 @@ enum class TaskKind : std::uint8_t {
   param_gather,  ///< ZeRO-3 parameter all-gather before a layer's forward or backward
   offload,       ///< a copy between HBM and an offload tier (activations, parameters, gradients)
   host_optimizer,  ///< the optimizer step on the host CPU (ZeRO-Offload)
+  checkpoint,      ///< a checkpoint snapshot or persist hop
 };
-inline constexpr int kNumTaskKinds = 10;
+inline constexpr int kNumTaskKinds = 11;
 std::string to_string(TaskKind k);
 bool is_compute(TaskKind k);
 
@@ -48,9 +49,10 @@ enum class Stream : std::uint8_t {
   grad_out,
   param_in,
   upload,
-  host
+  host,
+  checkpoint  ///< background persist hops of an asynchronous checkpoint
 };
-inline constexpr int kNumStreams = 11;
+inline constexpr int kNumStreams = 12;
 std::string to_string(Stream s);
 
 enum class MemoryUse : std::uint8_t { params, gradients, optimizer, activations, workspace, buffers };

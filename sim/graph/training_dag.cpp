@@ -90,7 +90,8 @@ class DagBuilder {
  public:
   DagBuilder(const Scenario& sc, const ComputeGraph& graph, const PipelinePartition& part, const MemoryEstimate& mem,
              const DagOptions& opt)
-      : sc_(sc), part_(part), mem_(mem), layout_(rank_layout(sc)), work_(layer_work(sc, graph)), fold_(opt.fold) {
+      : sc_(sc), part_(part), mem_(mem), layout_(rank_layout(sc)), work_(layer_work(sc, graph)), fold_(opt.fold),
+        checkpoint_after_(opt.checkpoint_after) {
     const auto& tr = sc.training;
     act_bytes_ = std::max(2.0, bytes_per_element(tr.precision));
     hidden_bytes_ = act_bytes_ * static_cast<double>(tr.seq_len * tr.micro_batch_size * sc.model.hidden_size);
@@ -106,6 +107,7 @@ class DagBuilder {
     // steady state.
     const bool delayed = sc_.memory.offload.optimizer != Tier::none && sc_.memory.offload.delayed_update;
     dag_.iterations = static_cast<std::int32_t>(std::max<std::int64_t>(sc_.training.iterations, delayed ? 3 : 1));
+    if (checkpoint_after_ >= 0) dag_.iterations = std::max(dag_.iterations, checkpoint_after_ + 2);
     dag_.fold_group = fold_ ? layout_.tp * layout_.dp : 1;  // ranks of one stage are alike
     add_resident_memory();
     const PipelineOrder order = pipeline_order(sc_.parallelism.schedule, part_.stages, part_.virtual_stages, m_);
@@ -137,6 +139,10 @@ class DagBuilder {
         if (pending && !progress) throw std::logic_error("pipeline schedule deadlocks");
       }
       for (int s = 0; s < part_.stages; ++s) emit_optimizer(s);
+      if (it == checkpoint_after_) {
+        iteration_ = it + 1;
+        for (int s = 0; s < part_.stages; ++s) emit_checkpoint(s);
+      }
     }
     return std::move(dag_);
   }
@@ -561,12 +567,46 @@ class DagBuilder {
                   frontier_of(done));
   }
 
+  /// One checkpoint of the stage's ranks through `checkpoint.tiers`: the first hop (the snapshot out
+  /// of HBM) blocks training; with `sync` every hop does, otherwise the later hops persist in the
+  /// background. Each staging tier holds the bytes until the next hop has passed them on.
+  void emit_checkpoint(int stage) {
+    const double bytes = checkpoint_bytes_per_rank(sc_, mem_)[static_cast<std::size_t>(stage)];
+    const bool sync = sc_.checkpoint.strategy == "sync";
+    const auto& tiers = sc_.checkpoint.tiers;
+    auto device = [&](Tier tier, std::int64_t rank) {
+      return tier == Tier::object_store ? Device{DeviceKind::object_store, 0} : tier_device(tier, layout_.node(rank));
+    };
+    auto& last = last_[static_cast<std::size_t>(stage)];
+    Frontier prev = last;
+    for (std::size_t hop = 0; hop < tiers.size(); ++hop) {
+      const Stream stream = hop == 0 || sync ? Stream::compute : Stream::checkpoint;
+      std::vector<TaskId> ids;
+      for (std::size_t i = 0; i < lanes_.size(); ++i) {
+        const std::int64_t r = rank_of(stage, lanes_[i]);
+        Task t = base(TaskKind::checkpoint, stream, {r}, stage);
+        set_pos(t, {0, -1, -1});
+        const Device src = hop == 0 ? Device::gpu(r) : device(tiers[hop - 1], r);
+        const Device dst = device(tiers[hop], r);
+        t.flows.push_back({src, dst, bytes, false});
+        if (tiers[hop] != Tier::object_store) t.allocate.push_back({tiers[hop], MemoryUse::buffers, bytes});
+        if (hop > 0 && tiers[hop - 1] != Tier::object_store)
+          t.release.push_back({tiers[hop - 1], MemoryUse::buffers, bytes});
+        t.deps = prev[i];
+        ids.push_back(dag_.add(std::move(t)));
+      }
+      prev = frontier_of(ids);
+      if (stream == Stream::compute) last = prev;  // training waits for the blocking hops
+    }
+  }
+
   const Scenario& sc_;
   const PipelinePartition& part_;
   const MemoryEstimate& mem_;
   RankLayout layout_;
   std::vector<LayerWork> work_;
   bool fold_;
+  int checkpoint_after_ = -1;
   double act_bytes_ = 2.0, hidden_bytes_ = 0.0;
   StateBytes states_;
   int m_ = 1, chunks_ = 1, iteration_ = 0;
@@ -583,6 +623,16 @@ class DagBuilder {
 };
 
 }  // namespace
+
+std::vector<double> checkpoint_bytes_per_rank(const Scenario& sc, const MemoryEstimate& memory) {
+  // 16-bit weights plus the optimizer states (fp32 master + moments): 14 B/param for mixed-precision
+  // Adam (PUBLISHED_NUMBERS C1); gradients are not saved.
+  const StateBytes b = state_bytes(sc.training);
+  std::vector<double> out;
+  for (const auto& sm : memory.stages)
+    out.push_back(sm.parameters * (b.weights + b.optimizer) / static_cast<double>(sc.parallelism.dp));
+  return out;
+}
 
 TaskDag build_training_dag(const Scenario& sc, const ComputeGraph& graph, const PipelinePartition& partition,
                            const MemoryEstimate& memory, const DagOptions& options) {

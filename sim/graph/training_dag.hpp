@@ -19,7 +19,15 @@ struct DagOptions {
   /// Simulate one rank per pipeline stage: its tensor-parallel peers and data-parallel replicas do
   /// the same work at the same time (symmetry), so the executor scales shared links instead.
   bool fold = true;
+  /// Take one checkpoint after this iteration's optimizer step (-1: none); its tasks count as the
+  /// next iteration's, so that iteration's time includes the stall. At least that next iteration is
+  /// simulated.
+  int checkpoint_after = -1;
 };
+
+/// Bytes of the checkpoint each rank writes (its share of the 16-bit weights and the optimizer
+/// states; every data-parallel rank writes its 1/dp, as distributed checkpointing does), per stage.
+std::vector<double> checkpoint_bytes_per_rank(const Scenario& sc, const MemoryEstimate& memory);
 
 RankLayout rank_layout(const Scenario& sc);
 

@@ -217,6 +217,26 @@ json make_report(const Scenario& sc, const RunResult& r) {
     report["memory"]["timeline_gpu_peak_bytes"] = timeline_peak;
     report.update(simulation_json(*r.simulation));
   }
+  if (r.checkpoint) {
+    const CheckpointResult& c = *r.checkpoint;
+    json staging = json::object();
+    for (const auto& [tier, peak] : c.staging)
+      staging[to_string(tier)] = {{"peak_bytes", peak.bytes}, {"peak_node", peak.node}, {"peak_time_s", peak.time}};
+    json tiers = json::array();
+    for (Tier t : sc.checkpoint.tiers) tiers.push_back(to_string(t));
+    report["checkpoint"] = {{"strategy", c.strategy},
+                            {"tiers", tiers},
+                            {"interval_iterations", sc.checkpoint.interval_iterations},
+                            {"size_bytes", c.size_bytes},
+                            {"max_rank_bytes", c.max_rank_bytes},
+                            {"stall_s", c.stall_s},
+                            {"snapshot_stall_s", c.snapshot_stall_s},
+                            {"backpressure_s", c.backpressure_s},
+                            {"persist_s", c.persist_s},
+                            {"overhead_fraction", c.overhead_fraction},
+                            {"restore_s", c.restore_s},
+                            {"staging_peaks", staging}};
+  }
   return report;
 }
 
@@ -300,8 +320,18 @@ std::string summary_table(const Scenario& sc, const RunResult& r) {
                      pct(exposed(TaskKind::dp_comm)), pct(exposed(TaskKind::param_gather)), pct(b.exposed_offload()),
                      pct(b.bubble)));
   }
-  if (sc.checkpoint.enabled || sc.failures.enabled)
-    line("note       checkpoint and failures settings are validated; their simulation is not built yet");
+  if (r.checkpoint) {
+    const CheckpointResult& c = *r.checkpoint;
+    line(fmt::format("checkpoint {} {} every {} it.: stall {} ({:.2f} % of the interval), durable after {}, "
+                     "restore {}", c.strategy, format_bytes(c.size_bytes), sc.checkpoint.interval_iterations,
+                     format_seconds(c.stall_s), 100 * c.overhead_fraction, format_seconds(c.persist_s),
+                     format_seconds(c.restore_s)));
+  }
+  if ((sc.checkpoint.enabled && !r.checkpoint) || sc.failures.enabled)
+    line(fmt::format("note       {} validated; not simulated yet",
+                     sc.failures.enabled && !r.checkpoint ? "checkpoint strategy and failures settings are"
+                     : sc.failures.enabled                 ? "failures settings are"
+                                                           : "checkpoint strategy '" + sc.checkpoint.strategy + "' is"));
   for (const auto& o : overflows)
     line(fmt::format("overflow   {} {} {}: needs {}, has {} (short by {})", o.device, o.index, to_string(o.tier),
                      format_bytes(o.need), format_bytes(o.capacity), format_bytes(o.need - o.capacity)));

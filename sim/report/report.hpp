@@ -45,6 +45,20 @@ struct SimulationResult {
   LinkNamer link_names;
 };
 
+/// One checkpoint, simulated on the same platform as training (its flows share the links).
+struct CheckpointResult {
+  std::string strategy;
+  double size_bytes = 0.0;       ///< the whole checkpoint
+  double max_rank_bytes = 0.0;   ///< the most one GPU writes
+  double stall_s = 0.0;          ///< training time lost to one checkpoint (incl. back-pressure)
+  double snapshot_stall_s = 0.0; ///< the iteration with the checkpoint minus one without
+  double backpressure_s = 0.0;   ///< waiting for the previous persist to free the staging pool
+  double persist_s = 0.0;        ///< from the snapshot's start until durable in the last tier
+  double overhead_fraction = 0.0;
+  double restore_s = 0.0;        ///< every GPU reading its shard back from the last tier at once
+  std::map<Tier, NodeTierPeak> staging;  ///< executed per-node tier peaks of the checkpointing run
+};
+
 /// Everything a run produced, before formatting.
 struct RunResult {
   double parameters = 0.0;
@@ -52,6 +66,7 @@ struct RunResult {
   PipelinePartition partition;
   MemoryEstimate memory;
   std::optional<SimulationResult> simulation;
+  std::optional<CheckpointResult> checkpoint;
 };
 
 nlohmann::json make_report(const Scenario& sc, const RunResult& result);

@@ -11,7 +11,7 @@ namespace strata {
 double TimeBreakdown::exposed_total() const {
   double total = 0.0;
   for (const auto& [kind, s] : exposed_comm)
-    if (kind != TaskKind::offload && kind != TaskKind::host_optimizer) total += s;
+    if (kind != TaskKind::offload && kind != TaskKind::host_optimizer && kind != TaskKind::checkpoint) total += s;
   return total;
 }
 
@@ -28,9 +28,9 @@ namespace {
 /// among transfers the one nearest the critical path is named (TP blocks compute directly, then
 /// pipeline transfers, then ZeRO gathers, then gradient reduction, then offload copies and the
 /// host's optimizer step).
-constexpr std::array<TaskKind, 8> kPriority = {TaskKind::forward,      TaskKind::recompute,    TaskKind::tp_comm,
+constexpr std::array<TaskKind, 9> kPriority = {TaskKind::forward,      TaskKind::recompute,    TaskKind::tp_comm,
                                                TaskKind::pp_transfer,  TaskKind::param_gather, TaskKind::dp_comm,
-                                               TaskKind::offload,      TaskKind::host_optimizer};
+                                               TaskKind::offload,      TaskKind::host_optimizer, TaskKind::checkpoint};
 
 int category(TaskKind k) {
   if (k == TaskKind::backward || k == TaskKind::optimizer) return 0;
