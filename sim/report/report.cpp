@@ -322,10 +322,11 @@ std::string summary_table(const Scenario& sc, const RunResult& r) {
   }
   if (r.checkpoint) {
     const CheckpointResult& c = *r.checkpoint;
-    line(fmt::format("checkpoint {} {} every {} it.: stall {} ({:.2f} % of the interval), durable after {}, "
-                     "restore {}", c.strategy, format_bytes(c.size_bytes), sc.checkpoint.interval_iterations,
-                     format_seconds(c.stall_s), 100 * c.overhead_fraction, format_seconds(c.persist_s),
-                     format_seconds(c.restore_s)));
+    line(fmt::format("checkpoint {} {} every {} iterations: stall {} ({:.2f} % of the interval)", c.strategy,
+                     format_bytes(c.size_bytes), sc.checkpoint.interval_iterations, format_seconds(c.stall_s),
+                     100 * c.overhead_fraction));
+    line(fmt::format("{:10} durable after {}, back-pressure {}, restore {}", "", format_seconds(c.persist_s),
+                     format_seconds(c.backpressure_s), format_seconds(c.restore_s)));
   }
   if ((sc.checkpoint.enabled && !r.checkpoint) || sc.failures.enabled)
     line(fmt::format("note       {} validated; not simulated yet",
