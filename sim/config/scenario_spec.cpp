@@ -164,6 +164,9 @@ const ParamTable kFailures = {
     {.key = "weibull_shape", .kind = ParamKind::number, .default_value = 1.0, .doc = "Weibull shape k",
      .min = 0.01, .max = 100.0},
     {.key = "seed", .kind = ParamKind::integer, .default_value = 1, .doc = "failure-process seed", .min = 0},
+    {.key = "runs", .kind = ParamKind::integer, .default_value = 64,
+     .doc = "independent runs (seeds seed, seed+1, ...) behind the mean and its 95 % interval", .min = 1,
+     .max = 100000},
 };
 
 Precision precision_or(const std::string& s, Precision fallback) {
@@ -382,6 +385,7 @@ Scenario parse_scenario(const json& doc, const SourceMap& sources) {
     f.horizon = Seconds(fr.quantity("horizon"));
     f.distribution = fr.choice("distribution");
     f.weibull_shape = fr.number("weibull_shape");
+    f.runs = fr.integer("runs");
     f.seed = fr.integer("seed");
   }
 

@@ -82,6 +82,7 @@ struct FailureSpec {
   std::string distribution;
   double weibull_shape = 1.0;
   std::int64_t seed = 0;
+  std::int64_t runs = 64;
 };
 
 struct Scenario {

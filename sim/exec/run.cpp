@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "sim/exec/executor.hpp"
+#include "sim/exec/goodput.hpp"
 #include "sim/exec/task_costs.hpp"
 #include "sim/graph/compute_graph.hpp"
 #include "sim/graph/training_dag.hpp"
@@ -104,6 +105,52 @@ CheckpointResult simulate_checkpoint(const Scenario& sc, const ComputeGraph& gra
   return c;
 }
 
+/// The run over `failures.horizon`: the job fails at the combined rate of its GPUs and nodes; each
+/// failure costs the restart, the reload and the work since the newest durable checkpoint.
+RunLevelResult simulate_run(const Scenario& sc, const RunResult& r) {
+  const FailureSpec& f = sc.failures;
+  double rate = static_cast<double>(sc.gpus) / f.gpu_mtbf.value;
+  if (f.node_mtbf.value > 0) rate += static_cast<double>(sc.nodes) / f.node_mtbf.value;
+  const FailureLaw law{1.0 / rate, f.distribution, f.weibull_shape};
+  const double iteration = r.simulation->throughput.iteration_time;
+  RunCycle cycle;
+  cycle.restart_s = f.restart_time.value;
+  cycle.checkpoints = r.checkpoint.has_value();
+  if (r.checkpoint) {
+    cycle.work_s = static_cast<double>(sc.checkpoint.interval_iterations) * iteration;
+    cycle.stall_s = r.checkpoint->stall_s;
+    cycle.durable_s = std::max(r.checkpoint->persist_s, r.checkpoint->stall_s);
+    cycle.restore_s = r.checkpoint->restore_s;
+  }
+  const auto seed = static_cast<std::uint64_t>(f.seed);
+  const GoodputResult g = simulate_goodput(cycle, law, f.horizon.value, seed, f.runs);
+  RunLevelResult out;
+  out.job_mtbf_s = law.mtbf_s;
+  out.runs = g.runs;
+  out.goodput = g.goodput.mean;
+  out.goodput_ci95 = g.goodput.ci95;
+  out.failures = g.failures.mean;
+  out.lost_work_s = g.lost_work_s.mean;
+  out.restart_s = g.restart_s.mean;
+  out.restore_s = g.restore_s.mean;
+  out.checkpoint_s = g.checkpoint_s.mean;
+  out.effective_tokens_per_s = g.goodput.mean * r.simulation->throughput.tokens_per_s;
+  if (r.checkpoint) {
+    out.first_order_goodput = first_order_goodput(cycle, law.mtbf_s);
+    out.young_interval_s = young_interval(cycle.stall_s, law.mtbf_s);
+    out.daly_interval_s = daly_interval(cycle.stall_s, law.mtbf_s);
+    // Goodput if checkpoints came at those intervals (whole iterations, at least one).
+    auto at = [&](double interval_s) {
+      RunCycle c = cycle;
+      c.work_s = std::max(1.0, std::round(interval_s / iteration)) * iteration;
+      return simulate_goodput(c, law, f.horizon.value, seed, f.runs).goodput.mean;
+    };
+    out.goodput_at_young = at(out.young_interval_s);
+    out.goodput_at_daly = at(out.daly_interval_s);
+  }
+  return out;
+}
+
 RunResult run_scenario(const Scenario& sc, const SimulationOptions& options) {
   GraphShape shape;
   shape.seq_len = sc.training.seq_len;
@@ -171,6 +218,7 @@ RunResult run_scenario(const Scenario& sc, const SimulationOptions& options) {
   // Checkpoint strategies simulated so far; the others are validated and reported as not simulated.
   if (sc.checkpoint.enabled && (sc.checkpoint.strategy == "sync" || sc.checkpoint.strategy == "async"))
     r.checkpoint = simulate_checkpoint(sc, graph, r, options, layout);
+  if (sc.failures.enabled) r.run = simulate_run(sc, r);
   return r;
 }
 

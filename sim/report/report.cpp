@@ -217,6 +217,24 @@ json make_report(const Scenario& sc, const RunResult& r) {
     report["memory"]["timeline_gpu_peak_bytes"] = timeline_peak;
     report.update(simulation_json(*r.simulation));
   }
+  if (r.run) {
+    const RunLevelResult& g = *r.run;
+    report["run"] = {{"goodput", g.goodput},
+                     {"goodput_ci95", g.goodput_ci95},
+                     {"first_order_goodput", g.first_order_goodput},
+                     {"runs", g.runs},
+                     {"job_mtbf_s", g.job_mtbf_s},
+                     {"failures", g.failures},
+                     {"lost_work_s", g.lost_work_s},
+                     {"restart_s", g.restart_s},
+                     {"restore_s", g.restore_s},
+                     {"checkpoint_s", g.checkpoint_s},
+                     {"effective_tokens_per_s", g.effective_tokens_per_s},
+                     {"young_interval_s", g.young_interval_s},
+                     {"daly_interval_s", g.daly_interval_s},
+                     {"goodput_at_young", g.goodput_at_young},
+                     {"goodput_at_daly", g.goodput_at_daly}};
+  }
   if (r.checkpoint) {
     const CheckpointResult& c = *r.checkpoint;
     json staging = json::object();
@@ -328,11 +346,18 @@ std::string summary_table(const Scenario& sc, const RunResult& r) {
     line(fmt::format("{:10} durable after {}, back-pressure {}, restore {}", "", format_seconds(c.persist_s),
                      format_seconds(c.backpressure_s), format_seconds(c.restore_s)));
   }
-  if ((sc.checkpoint.enabled && !r.checkpoint) || sc.failures.enabled)
-    line(fmt::format("note       {} validated; not simulated yet",
-                     sc.failures.enabled && !r.checkpoint ? "checkpoint strategy and failures settings are"
-                     : sc.failures.enabled                 ? "failures settings are"
-                                                           : "checkpoint strategy '" + sc.checkpoint.strategy + "' is"));
+  if (r.run) {
+    const RunLevelResult& g = *r.run;
+    line(fmt::format("goodput    {:.2f} % ± {:.2f} over {}: {:.2f} failures, {} lost (job MTBF {})",
+                     100 * g.goodput, 100 * g.goodput_ci95, format_seconds(sc.failures.horizon.value), g.failures,
+                     format_seconds(g.lost_work_s), format_seconds(g.job_mtbf_s)));
+    if (r.checkpoint)
+      line(fmt::format("{:10} best interval Young {} / Daly {} (goodput {:.2f} % / {:.2f} %)", "",
+                       format_seconds(g.young_interval_s), format_seconds(g.daly_interval_s),
+                       100 * g.goodput_at_young, 100 * g.goodput_at_daly));
+  }
+  if (sc.checkpoint.enabled && !r.checkpoint)
+    line(fmt::format("note       checkpoint strategy '{}' is validated; not simulated yet", sc.checkpoint.strategy));
   for (const auto& o : overflows)
     line(fmt::format("overflow   {} {} {}: needs {}, has {} (short by {})", o.device, o.index, to_string(o.tier),
                      format_bytes(o.need), format_bytes(o.capacity), format_bytes(o.need - o.capacity)));

@@ -59,6 +59,18 @@ struct CheckpointResult {
   std::map<Tier, NodeTierPeak> staging;  ///< executed per-node tier peaks of the checkpointing run
 };
 
+/// The training run over the failure horizon (means over `failures.runs` seeds, with 95 % half-widths).
+struct RunLevelResult {
+  double job_mtbf_s = 0.0;
+  std::int64_t runs = 0;
+  double goodput = 0.0, goodput_ci95 = 0.0;
+  double first_order_goodput = 0.0;
+  double failures = 0.0, lost_work_s = 0.0, restart_s = 0.0, restore_s = 0.0, checkpoint_s = 0.0;
+  double effective_tokens_per_s = 0.0;
+  double young_interval_s = 0.0, daly_interval_s = 0.0;  ///< optimal time between checkpoints
+  double goodput_at_young = 0.0, goodput_at_daly = 0.0;
+};
+
 /// Everything a run produced, before formatting.
 struct RunResult {
   double parameters = 0.0;
@@ -67,6 +79,7 @@ struct RunResult {
   MemoryEstimate memory;
   std::optional<SimulationResult> simulation;
   std::optional<CheckpointResult> checkpoint;
+  std::optional<RunLevelResult> run;
 };
 
 nlohmann::json make_report(const Scenario& sc, const RunResult& result);

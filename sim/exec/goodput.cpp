@@ -1,0 +1,149 @@
+#include "sim/exec/goodput.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <vector>
+
+namespace strata {
+
+namespace {
+
+/// Mean and 95 % half-width (normal approximation, 1.96 standard errors).
+Interval summarize(const std::vector<double>& v) {
+  Interval out;
+  if (v.empty()) return out;
+  double sum = 0.0;
+  for (double x : v) sum += x;
+  out.mean = sum / static_cast<double>(v.size());
+  if (v.size() > 1) {
+    double ss = 0.0;
+    for (double x : v) ss += (x - out.mean) * (x - out.mean);
+    out.ci95 = 1.96 * std::sqrt(ss / static_cast<double>(v.size() - 1) / static_cast<double>(v.size()));
+  }
+  return out;
+}
+
+struct OneRun {
+  double useful = 0.0, failures = 0.0, lost = 0.0, restart = 0.0, restore = 0.0, checkpoint = 0.0;
+};
+
+/// Draws times between job failures. The Weibull law keeps the job MTBF: scale = M / Γ(1 + 1/k).
+class FailureClock {
+ public:
+  FailureClock(const FailureLaw& law, std::uint64_t seed) : rng_(seed), law_(law) {}
+  double next() {
+    // Inverse transform of a uniform draw, so results do not depend on the library's distributions.
+    const double u = std::uniform_real_distribution<double>(0.0, 1.0)(rng_);
+    const double e = -std::log1p(-u);  // Exp(1)
+    if (law_.distribution == "weibull") {
+      const double k = law_.weibull_shape;
+      return law_.mtbf_s / std::tgamma(1.0 + 1.0 / k) * std::pow(e, 1.0 / k);
+    }
+    return law_.mtbf_s * e;
+  }
+
+ private:
+  std::mt19937_64 rng_;
+  FailureLaw law_;
+};
+
+OneRun one_run(const RunCycle& c, const FailureLaw& law, double horizon, std::uint64_t seed) {
+  FailureClock clock(law, seed);
+  OneRun r;
+  double t = 0.0;
+  double next_failure = clock.next();
+  double done = 0.0;              // useful work since the start
+  double durable = 0.0;           // useful work the newest durable checkpoint holds
+  double pending_work = -1.0;     // work of a checkpoint taken but not yet durable
+  double pending_durable_at = 0.0;
+  double since_checkpoint = 0.0;
+  auto settle = [&](double now) {
+    if (pending_work >= 0.0 && pending_durable_at <= now) {
+      durable = pending_work;
+      pending_work = -1.0;
+    }
+  };
+  // A failure at `at`: the work since the newest durable checkpoint is lost; restart, then reload.
+  auto fail = [&](double at) {
+    settle(at);
+    r.failures += 1.0;
+    r.lost += done - durable;
+    done = durable;
+    since_checkpoint = 0.0;
+    pending_work = -1.0;
+    const double restore = c.checkpoints && durable > 0.0 ? c.restore_s : 0.0;
+    r.restart += std::clamp(horizon - at, 0.0, c.restart_s);
+    r.restore += std::clamp(horizon - at - c.restart_s, 0.0, restore);
+    t = at + c.restart_s + restore;
+    next_failure = t + clock.next();
+  };
+  while (t < horizon) {
+    // Work until the next checkpoint (or the horizon), unless a failure comes first.
+    const double work_end = std::min(horizon, c.checkpoints ? t + (c.work_s - since_checkpoint) : horizon);
+    if (next_failure < work_end) {
+      done += next_failure - t;
+      fail(next_failure);
+      continue;
+    }
+    done += work_end - t;
+    since_checkpoint += work_end - t;
+    t = work_end;
+    settle(t);
+    if (t >= horizon) break;
+    // Checkpoint: training stalls; the copy becomes durable `durable_s` after it started.
+    if (next_failure < t + c.stall_s) {
+      r.checkpoint += next_failure - t;
+      fail(next_failure);
+      continue;
+    }
+    pending_work = done;
+    pending_durable_at = t + c.durable_s;
+    r.checkpoint += std::min(c.stall_s, horizon - t);
+    t += c.stall_s;
+    since_checkpoint = 0.0;
+    settle(t);
+  }
+  r.useful = done;
+  return r;
+}
+
+}  // namespace
+
+GoodputResult simulate_goodput(const RunCycle& cycle, const FailureLaw& law, double horizon_s, std::uint64_t seed,
+                               std::int64_t runs) {
+  std::vector<double> goodput, failures, lost, restart, restore, checkpoint;
+  for (std::int64_t i = 0; i < runs; ++i) {
+    const OneRun r = one_run(cycle, law, horizon_s, seed + static_cast<std::uint64_t>(i));
+    goodput.push_back(r.useful / horizon_s);
+    failures.push_back(r.failures);
+    lost.push_back(r.lost);
+    restart.push_back(r.restart);
+    restore.push_back(r.restore);
+    checkpoint.push_back(r.checkpoint);
+  }
+  GoodputResult out;
+  out.goodput = summarize(goodput);
+  out.failures = summarize(failures);
+  out.lost_work_s = summarize(lost);
+  out.restart_s = summarize(restart);
+  out.restore_s = summarize(restore);
+  out.checkpoint_s = summarize(checkpoint);
+  out.runs = runs;
+  return out;
+}
+
+double young_interval(double delta, double mtbf) { return std::sqrt(2.0 * delta * mtbf); }
+
+double daly_interval(double delta, double mtbf) {
+  if (delta >= 2.0 * mtbf) return mtbf;
+  const double x = delta / (2.0 * mtbf);
+  return std::sqrt(2.0 * delta * mtbf) * (1.0 + std::sqrt(x) / 3.0 + x / 9.0) - delta;
+}
+
+double first_order_goodput(const RunCycle& c, double mtbf) {
+  const double tau = c.work_s;
+  return (1.0 - (c.restart_s + c.restore_s + tau / 2.0) / mtbf) / (1.0 + c.stall_s / tau);
+}
+
+}  // namespace strata
