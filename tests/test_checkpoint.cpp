@@ -87,14 +87,17 @@ TEST_CASE("Async checkpoint stalls for the snapshot; back-pressure once persist 
   const double iteration = r.simulation->throughput.iteration_time, persist = r.checkpoint->persist_s;
   REQUIRE(persist > iteration);
   // An interval just shorter than the persist makes the next snapshot wait; just longer does not.
-  const auto every = [&](double factor) {
-    return fmt::format("checkpoint.interval_iterations={}", static_cast<int>(persist / iteration * factor));
-  };
-  const RunResult tight = run("default", {every(0.9)});
-  const RunResult loose = run("default", {every(1.0) + "1"});
+  // Back-pressure when the persist outlasts the snapshot plus the interval: the largest interval with
+  // back-pressure and the smallest without.
+  const double slack = (persist - r.checkpoint->snapshot_stall_s) / iteration;
+  const auto every = [](int n) { return fmt::format("checkpoint.interval_iterations={}", std::max(1, n)); };
+  const RunResult tight = run("default", {every(static_cast<int>(std::ceil(slack)) - 1)});
+  const RunResult loose = run("default", {every(static_cast<int>(std::ceil(slack)))});
   CHECK(tight.checkpoint->backpressure_s > 0.0);
   CHECK(loose.checkpoint->backpressure_s == 0.0);
   CHECK(tight.checkpoint->stall_s > r.checkpoint->stall_s);
+  CHECK(tight.checkpoint->backpressure_s ==
+        Approx(persist - r.checkpoint->snapshot_stall_s - (std::ceil(slack) - 1) * iteration).epsilon(1e-6));
 }
 
 TEST_CASE("Checkpoint strategy ordering: sync stalls longer than async", "[regression][checkpoint]") {

@@ -1,5 +1,7 @@
 #include "sim/config/scenario_spec.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "sim/config/policy_catalog.hpp"
@@ -150,6 +152,9 @@ const ParamTable kCheckpoint = {
      .doc = "every DP rank writes its shard (false: one replica writes)"},
 };
 
+/// Failures one run-level simulation may expect (it plays each one).
+constexpr double kMaxExpectedFailures = 1e6;
+
 const ParamTable kFailures = {
     {.key = "gpu_mtbf", .kind = ParamKind::quantity, .doc = "mean time between failures of one GPU",
      .dim = Dimension::seconds, .min = 1e-9},
@@ -162,7 +167,7 @@ const ParamTable kFailures = {
     {.key = "distribution", .kind = ParamKind::choice, .default_value = "exponential",
      .doc = "time-between-failures law", .choices = names("failure_law")},
     {.key = "weibull_shape", .kind = ParamKind::number, .default_value = 1.0, .doc = "Weibull shape k",
-     .min = 0.01, .max = 100.0},
+     .min = 0.1, .max = 100.0},
     {.key = "seed", .kind = ParamKind::integer, .default_value = 1, .doc = "failure-process seed", .min = 0},
     {.key = "runs", .kind = ParamKind::integer, .default_value = 64,
      .doc = "independent runs (seeds seed, seed+1, ...) behind the mean and its 95 % interval", .min = 1,
@@ -373,6 +378,23 @@ Scenario parse_scenario(const json& doc, const SourceMap& sources) {
     const json& raw = doc.at("checkpoint");
     if (raw.is_object() && raw.contains("tiers") && raw.at("tiers").is_array() && raw.at("tiers").empty())
       ck.error("tiers", "empty list (expected at least the tier that makes a checkpoint durable)");
+    // Tiers must exist on this hardware, each at most once, the object store only last.
+    const auto& tiers = sc.checkpoint.tiers;
+    for (std::size_t k = 0; k < tiers.size(); ++k) {
+      const Tier t = tiers[k];
+      if (std::count(tiers.begin(), tiers.end(), t) > 1)
+        ck.error("tiers", fmt::format("{} appears more than once (expected each tier at most once)", to_string(t)));
+      if (t == Tier::object_store && k + 1 != tiers.size())
+        ck.error("tiers", "object_store must be the last tier (nothing comes back from it during a checkpoint)");
+      if (t == Tier::cxl && sc.hardware.cxl.capacity.value <= 0.0)
+        ck.error("tiers", fmt::format("cxl needs CXL memory (hardware {} has cxl.capacity=0)", sc.hardware.name));
+      if (t == Tier::local_ssd && sc.hardware.local_ssd.count == 0)
+        ck.error("tiers", fmt::format("local_ssd needs local SSDs (hardware {} has local_ssd.count=0)",
+                                      sc.hardware.name));
+      if (t == Tier::object_store && sc.hardware.nic.count == 0)
+        ck.error("tiers", fmt::format("object_store is reached over NICs (hardware {} has nic.count=0)",
+                                      sc.hardware.name));
+    }
     sc.checkpoint.sharded = ck.boolean("sharded");
   }
   if (top.has("failures")) {
@@ -386,6 +408,13 @@ Scenario parse_scenario(const json& doc, const SourceMap& sources) {
     f.distribution = fr.choice("distribution");
     f.weibull_shape = fr.number("weibull_shape");
     f.runs = fr.integer("runs");
+    // Each expected failure is an event of the run-level simulation, per run.
+    double rate = f.gpu_mtbf.value > 0 ? static_cast<double>(sc.gpus) / f.gpu_mtbf.value : 0.0;
+    if (f.node_mtbf.value > 0) rate += static_cast<double>(sc.nodes) / f.node_mtbf.value;
+    const double expected = rate * f.horizon.value;
+    if (expected > kMaxExpectedFailures)
+      fr.error("horizon", fmt::format("{:.3g} expected failures over the horizon (expected at most {:.0e}: shorten "
+                                      "the horizon or raise the MTBF)", expected, kMaxExpectedFailures));
     f.seed = fr.integer("seed");
   }
 

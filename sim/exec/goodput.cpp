@@ -3,11 +3,14 @@
 #include <algorithm>
 #include <cmath>
 #include <random>
+#include <stdexcept>
 #include <vector>
 
 namespace strata {
 
 namespace {
+
+constexpr std::int64_t kMaxEvents = 100'000'000;
 
 /// Mean and 95 % half-width (normal approximation, 1.96 standard errors).
 Interval summarize(const std::vector<double>& v) {
@@ -33,8 +36,9 @@ class FailureClock {
  public:
   FailureClock(const FailureLaw& law, std::uint64_t seed) : rng_(seed), law_(law) {}
   double next() {
-    // Inverse transform of a uniform draw, so results do not depend on the library's distributions.
-    const double u = std::uniform_real_distribution<double>(0.0, 1.0)(rng_);
+    // Inverse transform of a uniform draw in [0, 1) made from 53 random bits, so results depend on no
+    // library's distribution algorithms.
+    const double u = static_cast<double>(rng_() >> 11) * 0x1.0p-53;
     const double e = -std::log1p(-u);  // Exp(1)
     if (law_.distribution == "weibull") {
       const double k = law_.weibull_shape;
@@ -78,7 +82,11 @@ OneRun one_run(const RunCycle& c, const FailureLaw& law, double horizon, std::ui
     t = at + c.restart_s + restore;
     next_failure = t + clock.next();
   };
+  std::int64_t events = 0;
   while (t < horizon) {
+    if (++events > kMaxEvents)
+      throw std::runtime_error("the run-level simulation exceeds 1e8 events: shorten failures.horizon or checkpoint "
+                               "less often");
     // Work until the next checkpoint (or the horizon), unless a failure comes first.
     const double work_end = std::min(horizon, c.checkpoints ? t + (c.work_s - since_checkpoint) : horizon);
     if (next_failure < work_end) {
@@ -92,11 +100,13 @@ OneRun one_run(const RunCycle& c, const FailureLaw& law, double horizon, std::ui
     settle(t);
     if (t >= horizon) break;
     // Checkpoint: training stalls; the copy becomes durable `durable_s` after it started.
-    if (next_failure < t + c.stall_s) {
+    if (next_failure < std::min(t + c.stall_s, horizon)) {
       r.checkpoint += next_failure - t;
       fail(next_failure);
       continue;
     }
+    // The stall includes any wait for the previous persist (back-pressure), so that one is durable.
+    if (pending_work >= 0.0) durable = pending_work;
     pending_work = done;
     pending_durable_at = t + c.durable_s;
     r.checkpoint += std::min(c.stall_s, horizon - t);

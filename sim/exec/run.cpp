@@ -55,13 +55,24 @@ CheckpointResult simulate_checkpoint(const Scenario& sc, const ComputeGraph& gra
     c.size_bytes += per_rank[s] * static_cast<double>(sc.parallelism.tp * sc.parallelism.dp);
     c.max_rank_bytes = std::max(c.max_rank_bytes, per_rank[s]);
   }
-  const int after = static_cast<int>(std::max<std::int64_t>(sc.training.iterations, 2)) - 2;
-  const TaskDag dag = build_training_dag(sc, graph, r.partition, r.memory, {options.fold, after});
+  auto simulate = [&](const TaskDag& dag, const TaskCosts& costs) {
+    return options.executor == ExecutorKind::des ? run_des(dag, costs, layout) : run_list_schedule(dag, costs);
+  };
+  // The checkpoint goes after the second-to-last iteration, so the last one carries its stall; the
+  // baseline is the same steady-state iteration without it.
+  const int iterations = std::max(2, dag_iterations(sc, {options.fold}));
+  double baseline = r.simulation->throughput.iteration_time;
+  if (dag_iterations(sc, {options.fold}) < 2) {
+    const TaskDag plain = build_training_dag(sc, graph, r.partition, r.memory, {options.fold, -1, 2});
+    const auto [s0, e0] = last_iteration_window(plain, simulate(plain, TaskCosts(sc.hardware, sc.training.precision,
+                                                                                 layout, plain)));
+    baseline = e0 - s0;
+  }
+  const TaskDag dag = build_training_dag(sc, graph, r.partition, r.memory, {options.fold, iterations - 2, iterations});
   const TaskCosts costs(sc.hardware, sc.training.precision, layout, dag);
-  const TaskTimes times = options.executor == ExecutorKind::des ? run_des(dag, costs, layout)
-                                                                : run_list_schedule(dag, costs);
+  const TaskTimes times = simulate(dag, costs);
   const auto [start, end] = last_iteration_window(dag, times);
-  c.snapshot_stall_s = std::max(0.0, (end - start) - r.simulation->throughput.iteration_time);
+  c.snapshot_stall_s = std::max(0.0, (end - start) - baseline);
   double first = std::numeric_limits<double>::infinity(), durable = 0.0;
   for (TaskId id = 0; id < dag.tasks.size(); ++id)
     if (dag.tasks[id].kind == TaskKind::checkpoint) {
@@ -69,9 +80,11 @@ CheckpointResult simulate_checkpoint(const Scenario& sc, const ComputeGraph& gra
       durable = std::max(durable, times.finish[id]);
     }
   c.persist_s = durable - first;
-  // The staging pool frees only when the persist finishes: a checkpoint due earlier waits.
+  // The next snapshot is due one interval after this one's stall; it waits if this persist (which
+  // frees the staging pool) has not finished by then.
   const double interval = static_cast<double>(sc.checkpoint.interval_iterations) * r.simulation->throughput.iteration_time;
-  c.backpressure_s = sc.checkpoint.strategy == "sync" ? 0.0 : std::max(0.0, c.persist_s - interval);
+  c.backpressure_s =
+      sc.checkpoint.strategy == "sync" ? 0.0 : std::max(0.0, c.persist_s - c.snapshot_stall_s - interval);
   c.stall_s = c.snapshot_stall_s + c.backpressure_s;
   c.overhead_fraction = c.stall_s / interval;
   c.staging = analyse_schedule(dag, times, [](TaskId) { return std::string(); }, sc.gpus, sc.hardware.gpus_per_node)
@@ -143,6 +156,11 @@ RunLevelResult simulate_run(const Scenario& sc, const RunResult& r) {
     auto at = [&](double interval_s) {
       RunCycle c = cycle;
       c.work_s = std::max(1.0, std::round(interval_s / iteration)) * iteration;
+      // Back-pressure depends on the interval: recompute it for this one.
+      const CheckpointResult& k = *r.checkpoint;
+      const double wait =
+          sc.checkpoint.strategy == "sync" ? 0.0 : std::max(0.0, k.persist_s - k.snapshot_stall_s - c.work_s);
+      c.stall_s = k.snapshot_stall_s + wait;
       return simulate_goodput(c, law, f.horizon.value, seed, f.runs).goodput.mean;
     };
     out.goodput_at_young = at(out.young_interval_s);
@@ -218,7 +236,8 @@ RunResult run_scenario(const Scenario& sc, const SimulationOptions& options) {
   // Checkpoint strategies simulated so far; the others are validated and reported as not simulated.
   if (sc.checkpoint.enabled && (sc.checkpoint.strategy == "sync" || sc.checkpoint.strategy == "async"))
     r.checkpoint = simulate_checkpoint(sc, graph, r, options, layout);
-  if (sc.failures.enabled) r.run = simulate_run(sc, r);
+  // Goodput needs the checkpoint's cost: without a simulated strategy it would assume no checkpoints.
+  if (sc.failures.enabled && (r.checkpoint || !sc.checkpoint.enabled)) r.run = simulate_run(sc, r);
   return r;
 }
 

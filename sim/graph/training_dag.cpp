@@ -91,7 +91,7 @@ class DagBuilder {
   DagBuilder(const Scenario& sc, const ComputeGraph& graph, const PipelinePartition& part, const MemoryEstimate& mem,
              const DagOptions& opt)
       : sc_(sc), part_(part), mem_(mem), layout_(rank_layout(sc)), work_(layer_work(sc, graph)), fold_(opt.fold),
-        checkpoint_after_(opt.checkpoint_after) {
+        checkpoint_after_(opt.checkpoint_after), options_(opt) {
     const auto& tr = sc.training;
     act_bytes_ = std::max(2.0, bytes_per_element(tr.precision));
     hidden_bytes_ = act_bytes_ * static_cast<double>(tr.seq_len * tr.micro_batch_size * sc.model.hidden_size);
@@ -103,11 +103,7 @@ class DagBuilder {
   }
 
   TaskDag build() {
-    // A delayed update first holds an iteration back two steps later: three iterations reach its
-    // steady state.
-    const bool delayed = sc_.memory.offload.optimizer != Tier::none && sc_.memory.offload.delayed_update;
-    dag_.iterations = static_cast<std::int32_t>(std::max<std::int64_t>(sc_.training.iterations, delayed ? 3 : 1));
-    if (checkpoint_after_ >= 0) dag_.iterations = std::max(dag_.iterations, checkpoint_after_ + 2);
+    dag_.iterations = dag_iterations(sc_, options_);
     dag_.fold_group = fold_ ? layout_.tp * layout_.dp : 1;  // ranks of one stage are alike
     add_resident_memory();
     const PipelineOrder order = pipeline_order(sc_.parallelism.schedule, part_.stages, part_.virtual_stages, m_);
@@ -607,6 +603,7 @@ class DagBuilder {
   std::vector<LayerWork> work_;
   bool fold_;
   int checkpoint_after_ = -1;
+  DagOptions options_;
   double act_bytes_ = 2.0, hidden_bytes_ = 0.0;
   StateBytes states_;
   int m_ = 1, chunks_ = 1, iteration_ = 0;
@@ -623,6 +620,16 @@ class DagBuilder {
 };
 
 }  // namespace
+
+int dag_iterations(const Scenario& sc, const DagOptions& options) {
+  // A delayed update first holds an iteration back two steps later: three iterations reach its
+  // steady state.
+  const bool delayed = sc.memory.offload.optimizer != Tier::none && sc.memory.offload.delayed_update;
+  int n = static_cast<int>(std::max<std::int64_t>(sc.training.iterations, delayed ? 3 : 1));
+  n = std::max(n, options.min_iterations);
+  if (options.checkpoint_after >= 0) n = std::max(n, options.checkpoint_after + 2);
+  return n;
+}
 
 std::vector<double> checkpoint_bytes_per_rank(const Scenario& sc, const MemoryEstimate& memory) {
   // 16-bit weights plus the optimizer states (fp32 master + moments): 14 B/param for mixed-precision

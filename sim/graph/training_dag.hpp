@@ -23,7 +23,12 @@ struct DagOptions {
   /// next iteration's, so that iteration's time includes the stall. At least that next iteration is
   /// simulated.
   int checkpoint_after = -1;
+  /// Simulate at least this many iterations.
+  int min_iterations = 1;
 };
+
+/// How many iterations the DAG for these options holds.
+int dag_iterations(const Scenario& sc, const DagOptions& options);
 
 /// Bytes of the checkpoint each rank writes (its share of the 16-bit weights and the optimizer
 /// states; every data-parallel rank writes its 1/dp, as distributed checkpointing does), per stage.

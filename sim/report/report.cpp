@@ -221,7 +221,6 @@ json make_report(const Scenario& sc, const RunResult& r) {
     const RunLevelResult& g = *r.run;
     report["run"] = {{"goodput", g.goodput},
                      {"goodput_ci95", g.goodput_ci95},
-                     {"first_order_goodput", g.first_order_goodput},
                      {"runs", g.runs},
                      {"job_mtbf_s", g.job_mtbf_s},
                      {"failures", g.failures},
@@ -229,11 +228,14 @@ json make_report(const Scenario& sc, const RunResult& r) {
                      {"restart_s", g.restart_s},
                      {"restore_s", g.restore_s},
                      {"checkpoint_s", g.checkpoint_s},
-                     {"effective_tokens_per_s", g.effective_tokens_per_s},
-                     {"young_interval_s", g.young_interval_s},
-                     {"daly_interval_s", g.daly_interval_s},
-                     {"goodput_at_young", g.goodput_at_young},
-                     {"goodput_at_daly", g.goodput_at_daly}};
+                     {"effective_tokens_per_s", g.effective_tokens_per_s}};
+    // Interval advice needs a checkpoint cost; without checkpoints it is absent (null), not zero.
+    const bool advice = r.checkpoint.has_value();
+    report["run"]["first_order_goodput"] = advice ? json(g.first_order_goodput) : json(nullptr);
+    report["run"]["young_interval_s"] = advice ? json(g.young_interval_s) : json(nullptr);
+    report["run"]["daly_interval_s"] = advice ? json(g.daly_interval_s) : json(nullptr);
+    report["run"]["goodput_at_young"] = advice ? json(g.goodput_at_young) : json(nullptr);
+    report["run"]["goodput_at_daly"] = advice ? json(g.goodput_at_daly) : json(nullptr);
   }
   if (r.checkpoint) {
     const CheckpointResult& c = *r.checkpoint;
@@ -357,7 +359,8 @@ std::string summary_table(const Scenario& sc, const RunResult& r) {
                        100 * g.goodput_at_young, 100 * g.goodput_at_daly));
   }
   if (sc.checkpoint.enabled && !r.checkpoint)
-    line(fmt::format("note       checkpoint strategy '{}' is validated; not simulated yet", sc.checkpoint.strategy));
+    line(fmt::format("note       checkpoint strategy '{}' is validated; not simulated yet{}", sc.checkpoint.strategy,
+                     sc.failures.enabled ? ", nor goodput, which needs its cost" : ""));
   for (const auto& o : overflows)
     line(fmt::format("overflow   {} {} {}: needs {}, has {} (short by {})", o.device, o.index, to_string(o.tier),
                      format_bytes(o.need), format_bytes(o.capacity), format_bytes(o.need - o.capacity)));
