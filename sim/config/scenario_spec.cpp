@@ -148,6 +148,8 @@ const ParamTable kCheckpoint = {
      .choices = names("checkpoint_strategy")},
     {.key = "tiers", .kind = ParamKind::string_list, .default_value = json::array({"object_store"}),
      .doc = "tiers the checkpoint passes through, last = durable", .choices = names("checkpoint_tier")},
+    {.key = "chunks", .kind = ParamKind::integer, .default_value = 8,
+     .doc = "pieces a tiered checkpoint streams through its tiers as a pipeline", .min = 1, .max = 1024},
     {.key = "sharded", .kind = ParamKind::boolean, .default_value = true,
      .doc = "every DP rank writes its shard (false: one replica writes)"},
 };
@@ -396,6 +398,7 @@ Scenario parse_scenario(const json& doc, const SourceMap& sources) {
                                       sc.hardware.name));
     }
     sc.checkpoint.sharded = ck.boolean("sharded");
+    sc.checkpoint.chunks = ck.integer("chunks");
   }
   if (top.has("failures")) {
     ObjectReader fr(top.object("failures"), "/failures", kFailures, diag);

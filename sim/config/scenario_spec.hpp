@@ -71,6 +71,7 @@ struct CheckpointSpec {
   std::string strategy;
   std::vector<Tier> tiers;
   bool sharded = true;
+  std::int64_t chunks = 8;  ///< tiered: pieces pipelined through the tiers
 };
 
 struct FailureSpec {

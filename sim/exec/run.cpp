@@ -234,7 +234,8 @@ RunResult run_scenario(const Scenario& sc, const SimulationOptions& options) {
   }
   r.simulation = std::move(sim);
   // Checkpoint strategies simulated so far; the others are validated and reported as not simulated.
-  if (sc.checkpoint.enabled && (sc.checkpoint.strategy == "sync" || sc.checkpoint.strategy == "async"))
+  const std::string& strategy = sc.checkpoint.strategy;
+  if (sc.checkpoint.enabled && (strategy == "sync" || strategy == "async" || strategy == "tiered"))
     r.checkpoint = simulate_checkpoint(sc, graph, r, options, layout);
   // Goodput needs the checkpoint's cost: without a simulated strategy it would assume no checkpoints.
   if (sc.failures.enabled && (r.checkpoint || !sc.checkpoint.enabled)) r.run = simulate_run(sc, r);

@@ -45,6 +45,8 @@ std::string to_string(Stream s) {
     case Stream::upload: return "upload";
     case Stream::host: return "host";
     case Stream::checkpoint: return "checkpoint";
+    case Stream::checkpoint_2: return "checkpoint_2";
+    case Stream::checkpoint_3: return "checkpoint_3";
   }
   return "stream";
 }

@@ -50,9 +50,11 @@ enum class Stream : std::uint8_t {
   param_in,
   upload,
   host,
-  checkpoint  ///< background persist hops of an asynchronous checkpoint
+  checkpoint,    ///< background persist: the hop after the snapshot
+  checkpoint_2,  ///< the next hop (a tiered checkpoint pipelines its hops)
+  checkpoint_3
 };
-inline constexpr int kNumStreams = 12;
+inline constexpr int kNumStreams = 14;
 std::string to_string(Stream s);
 
 enum class MemoryUse : std::uint8_t { params, gradients, optimizer, activations, workspace, buffers };

@@ -563,37 +563,64 @@ class DagBuilder {
                   frontier_of(done));
   }
 
-  /// One checkpoint of the stage's ranks through `checkpoint.tiers`: the first hop (the snapshot out
-  /// of HBM) blocks training; with `sync` every hop does, otherwise the later hops persist in the
-  /// background. Each staging tier holds the bytes until the next hop has passed them on.
+  /// One checkpoint of the stage's ranks through `checkpoint.tiers`. The first hop (the snapshot)
+  /// blocks training; `sync` blocks for every hop; `async` persists the later hops in the background,
+  /// one after the other; `tiered` cuts the checkpoint into `checkpoint.chunks` pieces that stream
+  /// through the hops as a pipeline. States already on the host (offloaded) join at the first tier
+  /// from where they are instead of leaving HBM. Each staging tier holds the bytes until the next hop
+  /// has passed them on.
   void emit_checkpoint(int stage) {
-    const double bytes = checkpoint_bytes_per_rank(sc_, mem_)[static_cast<std::size_t>(stage)];
-    const bool sync = sc_.checkpoint.strategy == "sync";
+    const auto& sm = mem_.stages[static_cast<std::size_t>(stage)];
+    const double dp = static_cast<double>(layout_.dp);
+    const double weights = sm.parameters * states_.weights / dp, optimizer = sm.parameters * states_.optimizer / dp;
+    const std::string& strategy = sc_.checkpoint.strategy;
+    const bool sync = strategy == "sync";
+    const int chunks = strategy == "tiered" ? static_cast<int>(sc_.checkpoint.chunks) : 1;
     const auto& tiers = sc_.checkpoint.tiers;
     auto device = [&](Tier tier, std::int64_t rank) {
       return tier == Tier::object_store ? Device{DeviceKind::object_store, 0} : tier_device(tier, layout_.node(rank));
     };
+    const Tier weights_at = sc_.memory.offload.params, states_at = sc_.memory.offload.optimizer;
     auto& last = last_[static_cast<std::size_t>(stage)];
-    Frontier prev = last;
-    for (std::size_t hop = 0; hop < tiers.size(); ++hop) {
-      const Stream stream = hop == 0 || sync ? Stream::compute : Stream::checkpoint;
-      std::vector<TaskId> ids;
-      for (std::size_t i = 0; i < lanes_.size(); ++i) {
-        const std::int64_t r = rank_of(stage, lanes_[i]);
-        Task t = base(TaskKind::checkpoint, stream, {r}, stage);
-        set_pos(t, {0, -1, -1});
-        const Device src = hop == 0 ? Device::gpu(r) : device(tiers[hop - 1], r);
-        const Device dst = device(tiers[hop], r);
-        t.flows.push_back({src, dst, bytes, false});
-        if (tiers[hop] != Tier::object_store) t.allocate.push_back({tiers[hop], MemoryUse::buffers, bytes});
-        if (hop > 0 && tiers[hop - 1] != Tier::object_store)
-          t.release.push_back({tiers[hop - 1], MemoryUse::buffers, bytes});
-        t.deps = prev[i];
-        ids.push_back(dag_.add(std::move(t)));
+    Frontier start = last;
+    // Under a delayed update the step of this iteration is still running: wait for it.
+    const auto& in_flight = delayed_step_[static_cast<std::size_t>(stage)];
+    for (std::size_t i = 0; i < lanes_.size() && i < in_flight.size(); ++i)
+      start[i].insert(start[i].end(), in_flight[i].begin(), in_flight[i].end());
+    const Stream background[] = {Stream::checkpoint, Stream::checkpoint_2, Stream::checkpoint_3};
+    Frontier blocking_end = start;
+    for (int c = 0; c < chunks; ++c) {
+      Frontier prev = c == 0 ? start : blocking_end;
+      for (std::size_t hop = 0; hop < tiers.size(); ++hop) {
+        const bool blocks = hop == 0 || sync;
+        const Stream stream = blocks ? Stream::compute : background[std::min<std::size_t>(hop - 1, 2)];
+        std::vector<TaskId> ids;
+        for (std::size_t i = 0; i < lanes_.size(); ++i) {
+          const std::int64_t r = rank_of(stage, lanes_[i]);
+          Task t = base(TaskKind::checkpoint, stream, {r}, stage);
+          set_pos(t, {0, c, -1});
+          const Device dst = device(tiers[hop], r);
+          const double share = 1.0 / static_cast<double>(chunks);
+          if (hop == 0) {
+            for (const auto& [bytes, at] : {std::pair{weights, weights_at}, std::pair{optimizer, states_at}}) {
+              const Device src = at == Tier::none ? Device::gpu(r) : device(at, r);
+              if (!(src == dst)) t.flows.push_back({src, dst, bytes * share, false});
+            }
+          } else {
+            t.flows.push_back({device(tiers[hop - 1], r), dst, (weights + optimizer) * share, false});
+          }
+          if (tiers[hop] != Tier::object_store)
+            t.allocate.push_back({tiers[hop], MemoryUse::buffers, (weights + optimizer) * share});
+          if (hop > 0 && tiers[hop - 1] != Tier::object_store)
+            t.release.push_back({tiers[hop - 1], MemoryUse::buffers, (weights + optimizer) * share});
+          t.deps = prev[i];
+          ids.push_back(dag_.add(std::move(t)));
+        }
+        prev = frontier_of(ids);
+        if (blocks) blocking_end = prev;
       }
-      prev = frontier_of(ids);
-      if (stream == Stream::compute) last = prev;  // training waits for the blocking hops
     }
+    last = blocking_end;  // training waits for the blocking hops
   }
 
   const Scenario& sc_;
