@@ -114,3 +114,17 @@ TEST_CASE("Checkpoint strategy ordering: stall sync > tiered >= async; tiered pe
   CHECK(tiered.checkpoint->persist_s < async.checkpoint->persist_s);  // the hops overlap
   CHECK(sync.run->goodput < tiered.run->goodput);
 }
+
+TEST_CASE("An async snapshot larger than the node's DRAM is reported as a DRAM overflow", "[checkpoint]") {
+  // The seed's OOM risk: 8 GPUs of a node snapshot 8 × 39.5 GB (GPT-3 175B, 64 A100) into 256 GiB.
+  const RunResult r = run("default", {"hardware.host.dram=256 GiB"});
+  REQUIRE(r.checkpoint);
+  const auto& dram = r.checkpoint->staging.at(Tier::dram);
+  CHECK(dram.bytes == Approx(8 * r.checkpoint->max_rank_bytes).epsilon(1e-9));
+  const nlohmann::json report = make_report(test::load("default", {"hardware.host.dram=256 GiB"}), r);
+  CHECK(report["fits"] == false);
+  bool found = false;
+  for (const auto& o : report["memory"]["overflows"])
+    found = found || (o["found_by"] == "checkpoint" && o["tier"] == "dram");
+  CHECK(found);
+}

@@ -49,6 +49,17 @@ std::vector<Overflow> tier_timeline_overflows(const Scenario& sc, const RunResul
   return out;
 }
 
+/// Node tiers a checkpoint's staging (with training's own use of the tier) overfills.
+std::vector<Overflow> checkpoint_overflows(const Scenario& sc, const RunResult& r) {
+  std::vector<Overflow> out;
+  if (!r.checkpoint) return out;
+  for (const auto& [tier, peak] : r.checkpoint->staging) {
+    const double capacity = tier_capacity(sc.hardware, tier);
+    if (peak.bytes > capacity) out.push_back({"node", peak.node, tier, peak.bytes, capacity});
+  }
+  return out;
+}
+
 /// GPUs whose executed memory timeline peaks above HBM although the static estimate fits (prefetched
 /// ZeRO-3 gathers, transient buffers overlapping).
 std::vector<Overflow> timeline_overflows(const Scenario& sc, const RunResult& r) {
@@ -171,6 +182,13 @@ json make_report(const Scenario& sc, const RunResult& r) {
                          {"capacity_bytes", o.capacity},
                          {"excess_bytes", o.need - o.capacity},
                          {"found_by", "static"}});
+  for (const Overflow& o : checkpoint_overflows(sc, r)) {
+    tier_overflow = true;
+    overflows.push_back({{"device", "node"}, {"node", o.index}, {"tier", to_string(o.tier)},
+                         {"need_bytes", o.need}, {"capacity_bytes", o.capacity},
+                         {"excess_bytes", o.need - o.capacity},
+                         {"time_s", r.checkpoint->staging.at(o.tier).time}, {"found_by", "checkpoint"}});
+  }
   bool fits = mem.fits && !tier_overflow;
   for (const Overflow& o : timeline_overflows(sc, r)) {
     fits = false;
@@ -311,6 +329,7 @@ std::string summary_table(const Scenario& sc, const RunResult& r) {
   std::vector<Overflow> overflows = mem.overflows;
   for (const Overflow& o : timeline_overflows(sc, r)) overflows.push_back(o);
   for (const Overflow& o : tier_timeline_overflows(sc, r)) overflows.push_back(o);
+  for (const Overflow& o : checkpoint_overflows(sc, r)) overflows.push_back(o);
   double executed = 0.0;
   if (r.simulation)
     for (const auto& [rank, m] : r.simulation->analysis.memory)
