@@ -38,9 +38,9 @@ void register_builtin_policies(PolicyCatalog& catalog) {
   catalog.add({"checkpoint_strategy", "checkpoint.strategy", "how checkpoints are written",
                {{"sync", "training stops until the checkpoint is durable in the last tier"},
                 {"async", "snapshot to host DRAM, persist in the background (CheckFreq, DCP async_save)"},
-                {"tiered", "GPU -> CXL/DRAM -> local SSD -> object store, pipelined"},
-                {"in_memory", "replicate to peer nodes' DRAM, persist every n-th checkpoint (Gemini)"},
-                {"near_storage", "optimizer runs on a computational SSD; fp32 states never cross PCIe"}}});
+                {"tiered", "GPU -> CXL/DRAM -> local SSD -> object store, pipelined in checkpoint.chunks pieces"},
+                {"in_memory", "replicate to peer nodes' DRAM, persist every n-th checkpoint (Gemini); not simulated yet"},
+                {"near_storage", "optimizer runs on a computational SSD; fp32 states never cross PCIe; not simulated yet"}}});
   catalog.add({"checkpoint_tier", "checkpoint.tiers[]", "where checkpoint data can sit",
                {{"dram", "host DRAM"},
                 {"cxl", "CXL memory"},
