@@ -41,7 +41,7 @@ bool is_compute(TaskKind k);
 enum class Stream : std::uint8_t {
   compute,
   tp_comm,
-  p2p,
+  p2p,  ///< unused by the training DAG (its p2p blocks the compute stream); kept for asynchronous p2p
   dp_comm,
   gather,
   offload_out,

@@ -4,7 +4,8 @@
 /// iterations: per pipeline stage its schedule of forward, backward and recompute work per layer,
 /// the tensor-parallel collectives inside each layer, activation and gradient transfers between
 /// stages, data-parallel gradient reduction overlapped with the last backward, ZeRO-3 parameter
-/// gathers, and the optimizer step.
+/// gathers, the optimizer step (on the GPU or, offloaded, on the host), the copies of offloaded
+/// activations, parameters and gradients, and optionally one checkpoint.
 
 #include "sim/config/scenario_spec.hpp"
 #include "sim/graph/compute_graph.hpp"
