@@ -160,42 +160,36 @@ json make_report(const Scenario& sc, const RunResult& r) {
                               {"peak_bytes", u.peak_per_node},
                               {"peak_node", u.peak_node}};
   json overflows = json::array();
-  bool tier_overflow = false;
-  if (r.simulation) {
+  // Each overflow names who found it: the static memory model, the executed timeline or the
+  // checkpoint's staging, and for the latter two when it happened.
+  auto overflow_json = [](const Overflow& o, const char* found_by, std::optional<double> time) {
+    json j = {{"device", o.device},
+              {o.device == "gpu" ? "rank" : "node", o.index},
+              {"tier", to_string(o.tier)},
+              {"need_bytes", o.need},
+              {"capacity_bytes", o.capacity},
+              {"excess_bytes", o.need - o.capacity},
+              {"found_by", found_by}};
+    if (time) j["time_s"] = *time;
+    return j;
+  };
+  if (r.simulation)
     for (const auto& [tier, peak] : r.simulation->analysis.node_tiers)
       tiers[to_string(tier)]["timeline"] = {{"peak_bytes", peak.bytes}, {"peak_node", peak.node},
                                             {"peak_time_s", peak.time}};
-    for (const Overflow& o : tier_timeline_overflows(sc, r)) {
-      tier_overflow = true;
-      overflows.push_back({{"device", "node"}, {"node", o.index}, {"tier", to_string(o.tier)},
-                           {"need_bytes", o.need}, {"capacity_bytes", o.capacity},
-                           {"excess_bytes", o.need - o.capacity},
-                           {"time_s", r.simulation->analysis.node_tiers.at(o.tier).time},
-                           {"found_by", "timeline"}});
-    }
+  bool fits = mem.fits;
+  for (const Overflow& o : tier_timeline_overflows(sc, r)) {
+    fits = false;
+    overflows.push_back(overflow_json(o, "timeline", r.simulation->analysis.node_tiers.at(o.tier).time));
   }
-  for (const auto& o : mem.overflows)
-    overflows.push_back({{"device", o.device},
-                         {o.device == "gpu" ? "rank" : "node", o.index},
-                         {"tier", to_string(o.tier)},
-                         {"need_bytes", o.need},
-                         {"capacity_bytes", o.capacity},
-                         {"excess_bytes", o.need - o.capacity},
-                         {"found_by", "static"}});
+  for (const auto& o : mem.overflows) overflows.push_back(overflow_json(o, "static", std::nullopt));
   for (const Overflow& o : checkpoint_overflows(sc, r)) {
-    tier_overflow = true;
-    overflows.push_back({{"device", "node"}, {"node", o.index}, {"tier", to_string(o.tier)},
-                         {"need_bytes", o.need}, {"capacity_bytes", o.capacity},
-                         {"excess_bytes", o.need - o.capacity},
-                         {"time_s", r.checkpoint->staging.at(o.tier).time}, {"found_by", "checkpoint"}});
+    fits = false;
+    overflows.push_back(overflow_json(o, "checkpoint", r.checkpoint->staging.at(o.tier).time));
   }
-  bool fits = mem.fits && !tier_overflow;
   for (const Overflow& o : timeline_overflows(sc, r)) {
     fits = false;
-    overflows.push_back({{"device", "gpu"}, {"rank", o.index}, {"tier", "hbm"}, {"need_bytes", o.need},
-                         {"capacity_bytes", o.capacity}, {"excess_bytes", o.need - o.capacity},
-                         {"time_s", r.simulation->analysis.memory.at(o.index).peak_time},
-                         {"found_by", "timeline"}});
+    overflows.push_back(overflow_json(o, "timeline", r.simulation->analysis.memory.at(o.index).peak_time));
   }
   const auto& most = mem.stages.at(static_cast<std::size_t>(mem.most_loaded_stage));
   const ParallelismSpec& p = sc.parallelism;
