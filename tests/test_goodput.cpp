@@ -48,7 +48,7 @@ TEST_CASE("Simulated goodput matches the first-order model for exponential failu
 }
 
 TEST_CASE("Goodput runs are deterministic per seed and Weibull keeps the MTBF", "[unit][goodput]") {
-  RunCycle cycle{1800.0, 60.0, 120.0, 600.0, 300.0, true};
+  RunCycle cycle{1800.0, 60.0, 120.0, 600.0, 300.0, true, {}};
   const FailureLaw exp_law{36000.0, "exponential", 1.0}, weibull{36000.0, "weibull", 0.7};
   const GoodputResult a = simulate_goodput(cycle, exp_law, 1e6, 3, 16), b = simulate_goodput(cycle, exp_law, 1e6, 3, 16);
   CHECK(a.goodput.mean == b.goodput.mean);

@@ -1,5 +1,10 @@
 #include "sim/config/hardware_spec.hpp"
 
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
 namespace strata {
 
 using nlohmann::json;
@@ -87,6 +92,8 @@ const ParamTable kSsd = {
      .dim = Dimension::bytes_per_second},
     {.key = "write_bandwidth", .kind = ParamKind::quantity, .doc = "sequential write, per drive",
      .dim = Dimension::bytes_per_second},
+    {.key = "computational", .kind = ParamKind::boolean, .default_value = false,
+     .doc = "drives run the optimizer step next to the data (computational storage; near_storage checkpoints)"},
     kSource,
 };
 
@@ -105,6 +112,14 @@ const ParamTable kObjectStore = {
     {.key = "bandwidth", .kind = ParamKind::quantity, .doc = "aggregate bandwidth",
      .dim = Dimension::bytes_per_second, .min = 1},
     {.key = "latency", .kind = ParamKind::quantity, .doc = "per-request latency", .dim = Dimension::seconds},
+    {.key = "request_size", .kind = ParamKind::quantity, .default_value = "8 MiB",
+     .doc = "bytes per request (boto3 s3transfer's default multipart chunk)", .dim = Dimension::bytes, .min = 1},
+    {.key = "max_in_flight", .kind = ParamKind::integer, .default_value = 10,
+     .doc = "requests a client keeps outstanding (boto3 s3transfer's default max_concurrency)", .min = 1,
+     .max = 1000000},
+    {.key = "redundancy", .kind = ParamKind::string, .default_value = "none",
+     .doc = "how written bytes are protected: none, replication:N (N copies) or ec:K+M (erasure coding); "
+            "writes consume bandwidth x N or x (K+M)/K"},
     kSource,
 };
 
@@ -130,6 +145,33 @@ const ParamTable kEfficiency = {
 };
 
 }  // namespace
+
+int ObjectStoreSpec::rounds(double bytes) const {
+  if (bytes <= 0.0) return 0;
+  const double requests = std::ceil(bytes / request_size.value);
+  return static_cast<int>(std::ceil(requests / static_cast<double>(max_in_flight)));
+}
+
+std::optional<double> write_amplification(const std::string& scheme) {
+  if (scheme == "none") return 1.0;
+  // Whole positive numbers only: "replication:3", "ec:8+3".
+  auto number = [](const std::string& s, std::int64_t min) -> std::optional<std::int64_t> {
+    if (s.empty() || s.size() > 6 || !std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; }))
+      return std::nullopt;
+    const std::int64_t v = std::stoll(s);
+    return v >= min ? std::optional(v) : std::nullopt;
+  };
+  if (scheme.rfind("replication:", 0) == 0) {
+    if (auto n = number(scheme.substr(12), 1)) return static_cast<double>(*n);
+  } else if (scheme.rfind("ec:", 0) == 0) {
+    const std::string km = scheme.substr(3);
+    const auto plus = km.find('+');
+    if (plus == std::string::npos) return std::nullopt;
+    auto k = number(km.substr(0, plus), 1), m = number(km.substr(plus + 1), 0);
+    if (k && m) return static_cast<double>(*k + *m) / static_cast<double>(*k);
+  }
+  return std::nullopt;
+}
 
 const std::map<std::string, const ParamTable*>& hardware_param_tables() {
   static const std::map<std::string, const ParamTable*> tables = {
@@ -191,6 +233,7 @@ HardwareSpec parse_hardware(const json& doc, const std::string& pointer, Diagnos
   h.local_ssd.capacity = Bytes(ssd.quantity("capacity"));
   h.local_ssd.read_bandwidth = BytesPerSecond(ssd.quantity("read_bandwidth"));
   h.local_ssd.write_bandwidth = BytesPerSecond(ssd.quantity("write_bandwidth"));
+  h.local_ssd.computational = ssd.boolean("computational");
   ssd.string("source");
 
   ObjectReader nic(top.object("nic"), top.child_pointer("nic"), kNic, diag);
@@ -203,6 +246,14 @@ HardwareSpec parse_hardware(const json& doc, const std::string& pointer, Diagnos
   ObjectReader store(top.object("object_store"), top.child_pointer("object_store"), kObjectStore, diag);
   h.object_store.bandwidth = BytesPerSecond(store.quantity("bandwidth"));
   h.object_store.latency = Seconds(store.quantity("latency"));
+  h.object_store.request_size = Bytes(store.quantity("request_size"));
+  h.object_store.max_in_flight = store.integer("max_in_flight");
+  const std::string redundancy = store.string("redundancy");
+  if (auto amp = write_amplification(redundancy)) h.object_store.write_amplification = *amp;
+  else if (store.has("redundancy"))
+    store.error("redundancy", fmt::format("'{}' is not a redundancy scheme (expected none, replication:N with N >= 1 "
+                                          "or ec:K+M with K >= 1, M >= 0)", redundancy));
+  h.object_store.redundancy = redundancy;
   store.string("source");
 
   if (top.has("memory_overheads")) {

@@ -48,6 +48,7 @@ struct LocalSsdSpec {
   Bytes capacity;  ///< per drive
   BytesPerSecond read_bandwidth;
   BytesPerSecond write_bandwidth;
+  bool computational = false;  ///< the drives can run the optimizer step (near_storage)
 };
 
 struct NicSpec {
@@ -62,7 +63,19 @@ struct NicSpec {
 struct ObjectStoreSpec {
   BytesPerSecond bandwidth;  ///< aggregate
   Seconds latency;           ///< per request
+  Bytes request_size;        ///< a transfer is cut into requests of this size
+  std::int64_t max_in_flight = 1;  ///< outstanding requests per client: latency is paid per round
+  std::string redundancy = "none";
+  double write_amplification = 1.0;  ///< backend bytes per byte written (replicas, or (k+m)/k)
+
+  /// Request round trips one client pays to move `bytes`: requests of request_size, max_in_flight
+  /// at a time.
+  int rounds(double bytes) const;
 };
+
+/// Backend bytes per written byte of a redundancy scheme ("none", "replication:N", "ec:K+M");
+/// nullopt when the text is not one.
+std::optional<double> write_amplification(const std::string& scheme);
 
 /// Achieved fraction of each peak, calibrated once (Korthikanti et al. 2022 Table 5) and documented
 /// in the profile. They turn datasheet peaks into the rates the roofline and the links use.

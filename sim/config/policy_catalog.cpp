@@ -39,8 +39,14 @@ void register_builtin_policies(PolicyCatalog& catalog) {
                {{"sync", "training stops until the checkpoint is durable in the last tier"},
                 {"async", "snapshot to host DRAM, persist in the background (CheckFreq, DCP async_save)"},
                 {"tiered", "GPU -> CXL/DRAM -> local SSD -> object store, pipelined in checkpoint.chunks pieces"},
-                {"in_memory", "replicate to peer nodes' DRAM, persist every n-th checkpoint (Gemini); not simulated yet"},
-                {"near_storage", "optimizer runs on a computational SSD; fp32 states never cross PCIe; not simulated yet"}}});
+                {"in_memory", "snapshot to DRAM, copy to checkpoint.replicas peer nodes' DRAM; every "
+                              "checkpoint.persist_every-th also goes to the later tiers (Gemini)"},
+                {"near_storage", "the optimizer runs on computational SSDs: 16-bit gradients down, 16-bit "
+                                 "weights up; fp32 states stay on the SSD, so checkpoints need no transfer"}}});
+  catalog.add({"checkpoint_drain", "checkpoint.drain", "how a tiered checkpoint's last hop drains",
+               {{"eager", "as fast as the links allow, sharing them with training traffic"},
+                {"congestion_aware", "holds data in the previous tier while training traffic uses the links "
+                                     "(a scavenger flow that yields to every other flow)"}}});
   catalog.add({"checkpoint_tier", "checkpoint.tiers[]", "where checkpoint data can sit",
                {{"dram", "host DRAM"},
                 {"cxl", "CXL memory"},

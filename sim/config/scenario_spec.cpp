@@ -152,6 +152,12 @@ const ParamTable kCheckpoint = {
      .doc = "pieces a tiered checkpoint streams through its tiers as a pipeline", .min = 1, .max = 1024},
     {.key = "sharded", .kind = ParamKind::boolean, .default_value = true,
      .doc = "every DP rank writes its shard (false: one replica writes)"},
+    {.key = "drain", .kind = ParamKind::choice, .default_value = "eager",
+     .doc = "tiered: how the last hop drains", .choices = names("checkpoint_drain")},
+    {.key = "replicas", .kind = ParamKind::integer, .default_value = 1,
+     .doc = "in_memory: peer nodes holding a copy of each node's snapshot", .min = 1, .max = 64},
+    {.key = "persist_every", .kind = ParamKind::integer, .default_value = 10,
+     .doc = "in_memory: every n-th checkpoint also goes to the tiers after dram", .min = 1},
 };
 
 /// Failures one run-level simulation may expect (it plays each one).
@@ -160,7 +166,11 @@ constexpr double kMaxExpectedFailures = 1e6;
 const ParamTable kFailures = {
     {.key = "gpu_mtbf", .kind = ParamKind::quantity, .doc = "mean time between failures of one GPU",
      .dim = Dimension::seconds, .min = 1e-9},
-    {.key = "node_mtbf", .kind = ParamKind::quantity, .doc = "mean time between failures of a node (besides GPUs)",
+    {.key = "node_mtbf", .kind = ParamKind::quantity,
+     .doc = "mean time between failures of a node (besides GPUs): loses its DRAM, CXL and SSD copies",
+     .dim = Dimension::seconds, .optional = true},
+    {.key = "network_mtbf", .kind = ParamKind::quantity,
+     .doc = "mean time between network failures per node (switch, cable, NIC): no copy is lost",
      .dim = Dimension::seconds, .optional = true},
     {.key = "restart_time", .kind = ParamKind::quantity, .default_value = "10 min",
      .doc = "time from failure to training resumed, before reload", .dim = Dimension::seconds},
@@ -399,6 +409,35 @@ Scenario parse_scenario(const json& doc, const SourceMap& sources) {
     }
     sc.checkpoint.sharded = ck.boolean("sharded");
     sc.checkpoint.chunks = ck.integer("chunks");
+    sc.checkpoint.drain = ck.choice("drain");
+    sc.checkpoint.replicas = ck.integer("replicas");
+    sc.checkpoint.persist_every = ck.integer("persist_every");
+    const std::string& strategy = sc.checkpoint.strategy;
+    const Tier first = tiers.empty() ? Tier::none : tiers.front();
+    if (ck.has("drain") && strategy != "tiered")
+      ck.error("drain", fmt::format("applies to the tiered strategy (got strategy {})", strategy));
+    if (strategy == "near_storage") {
+      if (!sc.hardware.local_ssd.computational)
+        ck.error("strategy", fmt::format("near_storage runs the optimizer on the SSDs: hardware {} needs "
+                                         "local_ssd.computational=true", sc.hardware.name));
+      if (first != Tier::local_ssd && !tiers.empty())
+        ck.error("tiers", fmt::format("near_storage keeps the checkpoint where the optimizer runs: the first tier "
+                                      "must be local_ssd (got {})", to_string(first)));
+      if (sc.memory.offload.optimizer != Tier::none)
+        ck.error("strategy", "near_storage places the optimizer on the SSDs itself (expected "
+                             "memory.offload.optimizer none)");
+    }
+    if (strategy == "in_memory") {
+      if (first != Tier::dram && !tiers.empty())
+        ck.error("tiers", fmt::format("in_memory keeps snapshots in host memory: the first tier must be dram "
+                                      "(got {})", to_string(first)));
+      if (sc.checkpoint.replicas >= sc.nodes)
+        ck.error("replicas", fmt::format("{} peers need at least {} nodes (the scenario has {})",
+                                         sc.checkpoint.replicas, sc.checkpoint.replicas + 1, sc.nodes));
+      if (sc.hardware.nic.count == 0)
+        ck.error("strategy", fmt::format("in_memory replicates over NICs (hardware {} has nic.count=0)",
+                                         sc.hardware.name));
+    }
   }
   if (top.has("failures")) {
     ObjectReader fr(top.object("failures"), "/failures", kFailures, diag);
@@ -406,6 +445,7 @@ Scenario parse_scenario(const json& doc, const SourceMap& sources) {
     f.enabled = true;
     f.gpu_mtbf = Seconds(fr.quantity("gpu_mtbf"));
     if (fr.has("node_mtbf")) f.node_mtbf = Seconds(fr.quantity("node_mtbf"));
+    if (fr.has("network_mtbf")) f.network_mtbf = Seconds(fr.quantity("network_mtbf"));
     f.restart_time = Seconds(fr.quantity("restart_time"));
     f.horizon = Seconds(fr.quantity("horizon"));
     f.distribution = fr.choice("distribution");
@@ -414,6 +454,7 @@ Scenario parse_scenario(const json& doc, const SourceMap& sources) {
     // Each expected failure is an event of the run-level simulation, per run.
     double rate = f.gpu_mtbf.value > 0 ? static_cast<double>(sc.gpus) / f.gpu_mtbf.value : 0.0;
     if (f.node_mtbf.value > 0) rate += static_cast<double>(sc.nodes) / f.node_mtbf.value;
+    if (f.network_mtbf.value > 0) rate += static_cast<double>(sc.nodes) / f.network_mtbf.value;
     const double expected = rate * f.horizon.value;
     if (expected > kMaxExpectedFailures)
       fr.error("horizon", fmt::format("{:.3g} expected failures over the horizon (expected at most {:.0e}: shorten "

@@ -72,12 +72,16 @@ struct CheckpointSpec {
   std::vector<Tier> tiers;
   bool sharded = true;
   std::int64_t chunks = 8;  ///< tiered: pieces pipelined through the tiers
+  std::string drain = "eager";     ///< tiered: eager or congestion_aware (yields links to training)
+  std::int64_t replicas = 1;       ///< in_memory: peer nodes holding each node's snapshot
+  std::int64_t persist_every = 10; ///< in_memory: every n-th checkpoint is also persisted
 };
 
 struct FailureSpec {
   bool enabled = false;
   Seconds gpu_mtbf;
   Seconds node_mtbf;
+  Seconds network_mtbf;
   Seconds restart_time;
   Seconds horizon;
   std::string distribution;

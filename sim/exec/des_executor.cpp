@@ -1,6 +1,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -98,23 +99,81 @@ class Controller {
     for (std::size_t f = 0; f < flows.size(); ++f) {
       if (flows[f].bytes <= 0.0) continue;
       const SimgridRouteEnds& ends = platform_.routes[route_of_[id][f]];
-      track(sg4::Comm::sendto_async(ends.from, ends.to, static_cast<std::uint64_t>(flows[f].bytes)), id);
+      auto comm = sg4::Comm::sendto_init(ends.from, ends.to)->set_payload_size(static_cast<std::uint64_t>(flows[f].bytes));
+      const auto flow = static_cast<std::int64_t>(flow_links_.size());
+      flow_links_.push_back(&flows[f].links);
+      if (flows[f].background) {
+        comm->start();
+        background_.emplace(flow, comm);
+        for (LinkId l : flows[f].links) background_on_[l].push_back(flow);
+        if (!links_free(flows[f].links)) comm->suspend();
+      } else {
+        for (LinkId l : flows[f].links)
+          if (foreground_on_[l]++ == 0) yield_link(l);
+        comm->start();
+      }
+      track(comm, id, flow);
     }
     if (outstanding_[id] == 0) finish(id);
   }
 
-  void track(sg4::ActivityPtr activity, TaskId id) {
+  // Background flows (a scavenger transport): one runs only while none of its links carries a
+  // foreground flow. A foreground flow arriving suspends it; the last one leaving resumes it.
+  bool links_free(const std::vector<LinkId>& links) const {
+    for (LinkId l : links) {
+      auto it = foreground_on_.find(l);
+      if (it != foreground_on_.end() && it->second > 0) return false;
+    }
+    return true;
+  }
+
+  void yield_link(LinkId l) {
+    auto it = background_on_.find(l);
+    if (it == background_on_.end()) return;
+    for (std::int64_t flow : it->second) {
+      auto& comm = background_.at(flow);
+      if (!comm->is_suspended()) comm->suspend();
+    }
+  }
+
+  void release_link(LinkId l) {
+    auto it = background_on_.find(l);
+    if (it == background_on_.end()) return;
+    for (std::int64_t flow : it->second) {
+      auto& comm = background_.at(flow);
+      if (comm->is_suspended() && links_free(*flow_links_[static_cast<std::size_t>(flow)])) comm->resume();
+    }
+  }
+
+  void track(sg4::ActivityPtr activity, TaskId id, std::int64_t flow = -1) {
     active_.push_back(std::move(activity));
     active_task_.push_back(id);
+    active_flow_.push_back(flow);
     ++outstanding_[id];
   }
 
   void complete_activity(std::size_t idx) {
     const TaskId id = active_task_[idx];
+    const std::int64_t flow = active_flow_[idx];
     active_[idx] = active_.back();
     active_.pop_back();
     active_task_[idx] = active_task_.back();
     active_task_.pop_back();
+    active_flow_[idx] = active_flow_.back();
+    active_flow_.pop_back();
+    if (flow >= 0) {
+      const auto& links = *flow_links_[static_cast<std::size_t>(flow)];
+      if (auto bg = background_.find(flow); bg != background_.end()) {
+        background_.erase(bg);
+        for (LinkId l : links) {
+          auto& on = background_on_[l];
+          on.erase(std::find(on.begin(), on.end(), flow));
+        }
+      } else {
+        for (LinkId l : links)
+          if (--foreground_on_[l] == 0) release_link(l);
+      }
+    }
     if (--outstanding_[id] == 0) finish(id);
   }
 
@@ -145,6 +204,11 @@ class Controller {
   std::deque<TaskId> ready_;
   std::vector<sg4::ActivityPtr> active_;
   std::vector<TaskId> active_task_;
+  std::vector<std::int64_t> active_flow_;  ///< index into flow_links_, or -1 for a compute activity
+  std::vector<const std::vector<LinkId>*> flow_links_;  ///< per started flow, its links
+  std::map<LinkId, std::int64_t> foreground_on_;        ///< foreground flows in progress per link
+  std::map<LinkId, std::vector<std::int64_t>> background_on_;  ///< background flows in progress per link
+  std::map<std::int64_t, sg4::CommPtr> background_;
   std::multimap<double, TaskId> timers_;
   std::size_t done_ = 0;
 };

@@ -35,11 +35,11 @@ struct OneRun {
 class FailureClock {
  public:
   FailureClock(const FailureLaw& law, std::uint64_t seed) : rng_(seed), law_(law) {}
+  /// A uniform draw in [0, 1) made from 53 random bits, so results depend on no library's
+  /// distribution algorithms.
+  double uniform() { return static_cast<double>(rng_() >> 11) * 0x1.0p-53; }
   double next() {
-    // Inverse transform of a uniform draw in [0, 1) made from 53 random bits, so results depend on no
-    // library's distribution algorithms.
-    const double u = static_cast<double>(rng_() >> 11) * 0x1.0p-53;
-    const double e = -std::log1p(-u);  // Exp(1)
+    const double e = -std::log1p(-uniform());  // Exp(1), by inverse transform
     if (law_.distribution == "weibull") {
       const double k = law_.weibull_shape;
       return law_.mtbf_s / std::tgamma(1.0 + 1.0 / k) * std::pow(e, 1.0 / k);
@@ -53,30 +53,52 @@ class FailureClock {
 };
 
 OneRun one_run(const RunCycle& c, const FailureLaw& law, double horizon, std::uint64_t seed) {
+  std::vector<FailureMode> modes = c.modes;
+  if (modes.empty()) modes = {{1.0, c.checkpoints, c.durable_s, c.restore_s}};
+  if (!c.checkpoints)
+    for (auto& m : modes) m.survives = false;
+  const std::size_t kinds = modes.size();
   FailureClock clock(law, seed);
   OneRun r;
   double t = 0.0;
   double next_failure = clock.next();
-  double done = 0.0;              // useful work since the start
-  double durable = 0.0;           // useful work the newest durable checkpoint holds
-  double pending_work = -1.0;     // work of a checkpoint taken but not yet durable
-  double pending_durable_at = 0.0;
+  double done = 0.0;  // useful work since the start
+  // Per failure kind: the useful work the newest checkpoint outliving it holds, and the one taken
+  // but not yet durable for it.
+  std::vector<double> durable(kinds, 0.0), pending_work(kinds, -1.0), pending_at(kinds, 0.0);
   double since_checkpoint = 0.0;
   auto settle = [&](double now) {
-    if (pending_work >= 0.0 && pending_durable_at <= now) {
-      durable = pending_work;
-      pending_work = -1.0;
-    }
+    for (std::size_t k = 0; k < kinds; ++k)
+      if (pending_work[k] >= 0.0 && pending_at[k] <= now) {
+        durable[k] = pending_work[k];
+        pending_work[k] = -1.0;
+      }
   };
-  // A failure at `at`: the work since the newest durable checkpoint is lost; restart, then reload.
+  auto kind_of_failure = [&]() -> std::size_t {
+    if (kinds == 1) return 0;
+    double u = clock.uniform();
+    for (std::size_t k = 0; k + 1 < kinds; ++k) {
+      if (u < modes[k].share) return k;
+      u -= modes[k].share;
+    }
+    return kinds - 1;
+  };
+  // A failure at `at`: the work since the newest checkpoint its kind leaves is lost; restart, then
+  // reload. Newer checkpoints of other kinds hold discarded work: none is newer than the restart point.
   auto fail = [&](double at) {
     settle(at);
+    const FailureMode& m = modes[kind_of_failure()];
+    const std::size_t k = static_cast<std::size_t>(&m - modes.data());
+    const double restart_point = m.survives ? durable[k] : 0.0;
     r.failures += 1.0;
-    r.lost += done - durable;
-    done = durable;
+    r.lost += done - restart_point;
+    done = restart_point;
     since_checkpoint = 0.0;
-    pending_work = -1.0;
-    const double restore = c.checkpoints && durable > 0.0 ? c.restore_s : 0.0;
+    for (std::size_t j = 0; j < kinds; ++j) {
+      durable[j] = std::min(durable[j], done);
+      pending_work[j] = -1.0;
+    }
+    const double restore = m.survives && restart_point > 0.0 ? m.restore_s : 0.0;
     r.restart += std::clamp(horizon - at, 0.0, c.restart_s);
     r.restore += std::clamp(horizon - at - c.restart_s, 0.0, restore);
     t = at + c.restart_s + restore;
@@ -99,16 +121,18 @@ OneRun one_run(const RunCycle& c, const FailureLaw& law, double horizon, std::ui
     t = work_end;
     settle(t);
     if (t >= horizon) break;
-    // Checkpoint: training stalls; the copy becomes durable `durable_s` after it started.
+    // Checkpoint: training stalls; the copy outlives each kind `durable_s` after it started.
     if (next_failure < std::min(t + c.stall_s, horizon)) {
       r.checkpoint += next_failure - t;
       fail(next_failure);
       continue;
     }
-    // The stall includes any wait for the previous persist (back-pressure), so that one is durable.
-    if (pending_work >= 0.0) durable = pending_work;
-    pending_work = done;
-    pending_durable_at = t + c.durable_s;
+    for (std::size_t k = 0; k < kinds; ++k) {
+      // The stall includes any wait for the previous persist (back-pressure), so that one is durable.
+      if (pending_work[k] >= 0.0) durable[k] = pending_work[k];
+      pending_work[k] = done;
+      pending_at[k] = t + modes[k].durable_s;
+    }
     r.checkpoint += std::min(c.stall_s, horizon - t);
     t += c.stall_s;
     since_checkpoint = 0.0;

@@ -7,8 +7,17 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace strata {
+
+/// One kind of failure: its share of all failures and what it leaves to restart from.
+struct FailureMode {
+  double share = 1.0;       ///< probability that a failure is of this kind
+  bool survives = true;     ///< false: no checkpoint outlives it (restart from the beginning)
+  double durable_s = 0.0;   ///< from a checkpoint's start until a copy outliving this kind exists
+  double restore_s = 0.0;   ///< reloading that copy
+};
 
 struct RunCycle {
   double work_s = 0.0;        ///< useful training time between checkpoints (interval × iteration)
@@ -17,6 +26,8 @@ struct RunCycle {
   double restart_s = 0.0;     ///< failure to training resumed, before reload
   double restore_s = 0.0;     ///< reloading the newest durable checkpoint
   bool checkpoints = true;    ///< false: nothing survives a failure
+  /// Failure kinds; empty: one kind, described by durable_s, restore_s and checkpoints.
+  std::vector<FailureMode> modes;
 };
 
 struct FailureLaw {

@@ -44,96 +44,266 @@ Throughput throughput(const Scenario& sc, const RunResult& r, const ScheduleAnal
 
 }  // namespace
 
-/// Simulates one checkpoint after a training iteration and measures what it costs against the same
-/// run without it; restore is every simulated GPU reading its shard back at once.
+namespace {
+
+/// End of each iteration's GPU work (compute stream), in simulated seconds.
+std::vector<double> iteration_ends(const TaskDag& dag, const TaskTimes& times) {
+  std::vector<double> end(static_cast<std::size_t>(std::max(1, static_cast<int>(dag.iterations))), 0.0);
+  for (TaskId id = 0; id < dag.tasks.size(); ++id)
+    if (dag.tasks[id].stream == Stream::compute) {
+      auto& e = end[static_cast<std::size_t>(dag.tasks[id].iteration)];
+      e = std::max(e, times.finish[id]);
+    }
+  return end;
+}
+
+/// What one simulated checkpoint did to training, from the checkpoint's first task.
+struct CheckpointRun {
+  double snapshot_stall_s = 0.0;  ///< the iteration right after the checkpoint minus a plain one
+  double stall_s = 0.0;           ///< all training time lost until the checkpoint is done
+  double blocking_s = 0.0;        ///< until the blocking hops are done (a copy in the first tier)
+  double replicated_s = 0.0;      ///< until the peer copies are in place (in_memory)
+  double persist_s = 0.0;         ///< until the last task is done
+  std::map<Tier, NodeTierPeak> staging;
+};
+
+class CheckpointSimulator {
+ public:
+  CheckpointSimulator(const Scenario& sc, const ComputeGraph& graph, const RunResult& r, const SimulationOptions& options,
+                      const PlatformLayout& layout)
+      : sc_(sc), graph_(graph), r_(r), options_(options), layout_(layout) {}
+
+  TaskTimes simulate(const TaskDag& dag) const {
+    const TaskCosts costs(sc_.hardware, sc_.training.precision, layout_, dag);
+    return options_.executor == ExecutorKind::des ? run_des(dag, costs, layout_) : run_list_schedule(dag, costs);
+  }
+
+  /// The steady iteration time without a checkpoint.
+  double baseline() const {
+    if (dag_iterations(sc_, {options_.fold}) >= 2) return r_.simulation->throughput.iteration_time;
+    const TaskDag plain = build_training_dag(sc_, graph_, r_.partition, r_.memory, {options_.fold, -1, 2});
+    const auto [s0, e0] = last_iteration_window(plain, simulate(plain));
+    return e0 - s0;
+  }
+
+  /// One checkpoint after iteration c, with enough iterations after it that its background hops end
+  /// inside the simulated window (up to the next checkpoint), so their interference with training
+  /// counts in the stall.
+  CheckpointRun run(double T, bool persist) const {
+    const int c = std::max(2, dag_iterations(sc_, {options_.fold})) - 2;
+    const int interval = static_cast<int>(std::min<std::int64_t>(sc_.checkpoint.interval_iterations, kMaxWindow));
+    int after = 1;
+    for (int attempt = 0;; ++attempt) {
+      DagOptions opt{options_.fold, c, c + 1 + after};
+      opt.persist = persist;
+      const TaskDag dag = build_training_dag(sc_, graph_, r_.partition, r_.memory, opt);
+      const TaskTimes times = simulate(dag);
+      const std::vector<double> ends = iteration_ends(dag, times);
+      CheckpointRun out;
+      double first = std::numeric_limits<double>::infinity(), done = 0.0, blocking = 0.0, replicated = 0.0;
+      for (TaskId id = 0; id < dag.tasks.size(); ++id) {
+        const Task& t = dag.tasks[id];
+        if (t.kind != TaskKind::checkpoint) continue;
+        first = std::min(first, times.start[id]);
+        done = std::max(done, times.finish[id]);
+        if (t.stream == Stream::compute) blocking = std::max(blocking, times.finish[id]);
+        if (t.stream == Stream::checkpoint && t.flows.size() > 0 && t.flows.front().src.kind == DeviceKind::dram &&
+            t.flows.front().dst.kind == DeviceKind::dram)
+          replicated = std::max(replicated, times.finish[id]);
+      }
+      const double origin = ends[static_cast<std::size_t>(c)];
+      if (!std::isfinite(first)) first = origin;  // nothing to move (near storage without later tiers)
+      out.snapshot_stall_s = std::max(0.0, ends[static_cast<std::size_t>(c) + 1] - origin - T);
+      out.stall_s = std::max(0.0, ends.back() - origin - static_cast<double>(after) * T);
+      out.blocking_s = std::max(0.0, blocking - first);
+      out.replicated_s = std::max(0.0, replicated - first);
+      out.persist_s = std::max(0.0, done - first);
+      const bool covered = done <= ends.back() || after >= interval;
+      if (covered || attempt == 2) {
+        out.staging = analyse_schedule(dag, times, [](TaskId) { return std::string(); }, sc_.gpus,
+                                       sc_.hardware.gpus_per_node)
+                          .node_tiers;
+        return out;
+      }
+      after = std::min(interval, after + static_cast<int>(std::ceil((done - ends.back()) / T)) + 1);
+    }
+  }
+
+  const Scenario& sc_;
+  const ComputeGraph& graph_;
+  const RunResult& r_;
+  const SimulationOptions& options_;
+  const PlatformLayout& layout_;
+  /// Iterations simulated after a checkpoint at most: beyond them back-pressure is computed.
+  static constexpr std::int64_t kMaxWindow = 64;
+};
+
+/// Where a reload comes from.
+enum class RestoreSource {
+  last_tier,   ///< the last checkpoint tier (a node tier of the rank's node, or the object store)
+  local_dram,  ///< in_memory: the node's own snapshot
+  peer_dram,   ///< in_memory: a peer node's copy, over the NICs
+  local_ssd,   ///< near_storage: the 16-bit weights from the SSDs (the states stay there)
+  object_store_near,  ///< near_storage after losing the node: states to the new SSDs, weights up
+};
+
+/// Every simulated GPU reloading at once from `source`; returns the makespan.
+double simulate_restore(const Scenario& sc, const TaskDag& shape, const std::vector<double>& per_rank,
+                        RestoreSource source, const CheckpointSimulator& sim) {
+  TaskDag restore;
+  restore.fold_group = shape.fold_group;
+  restore.represents = shape.represents;
+  const RankLayout ranks = rank_layout(sc);
+  const StateBytes b = state_bytes(sc.training);
+  const std::int64_t nodes = sc.nodes;
+  auto tier_device = [](Tier tier, std::int64_t node) {
+    switch (tier) {
+      case Tier::dram: return Device{DeviceKind::dram, node};
+      case Tier::cxl: return Device{DeviceKind::cxl, node};
+      case Tier::local_ssd: return Device{DeviceKind::local_ssd, node};
+      default: return Device{DeviceKind::object_store, 0};
+    }
+  };
+  for (const auto& [rank, count] : shape.represents) {
+    restore.resident[rank] = {};
+    const std::int64_t node = ranks.node(rank);
+    const double bytes = per_rank[static_cast<std::size_t>(ranks.stage_of(rank))];
+    // Near storage saves the states alone; the weights come back as 16-bit from the master copy.
+    const double weights = bytes / b.optimizer * b.weights;
+    std::vector<Flow> hops;
+    switch (source) {
+      case RestoreSource::last_tier:
+        hops.push_back({tier_device(sc.checkpoint.tiers.back(), node), Device::gpu(rank), bytes});
+        break;
+      case RestoreSource::local_dram: hops.push_back({tier_device(Tier::dram, node), Device::gpu(rank), bytes}); break;
+      case RestoreSource::peer_dram:
+        hops.push_back({tier_device(Tier::dram, (node + 1) % nodes), tier_device(Tier::dram, node), bytes, true});
+        hops.push_back({tier_device(Tier::dram, node), Device::gpu(rank), bytes});
+        break;
+      case RestoreSource::local_ssd:
+        hops.push_back({tier_device(Tier::local_ssd, node), Device::gpu(rank), weights, false, true});
+        break;
+      case RestoreSource::object_store_near:
+        hops.push_back({tier_device(Tier::object_store, 0), tier_device(Tier::local_ssd, node), bytes});
+        hops.push_back({tier_device(Tier::local_ssd, node), Device::gpu(rank), weights, false, true});
+        break;
+    }
+    std::vector<TaskId> prev;
+    for (std::size_t h = 0; h < hops.size(); ++h) {
+      Task t;
+      t.kind = TaskKind::checkpoint;
+      t.stream = h == 0 ? Stream::checkpoint : h == 1 ? Stream::checkpoint_2 : Stream::checkpoint_3;
+      t.ranks = {rank};
+      t.deps = prev;
+      if (hops[h].src.kind == DeviceKind::object_store) t.latency_steps = sc.hardware.object_store.rounds(hops[h].bytes);
+      hops[h].rail = rank;
+      t.flows.push_back(hops[h]);
+      prev = {restore.add(std::move(t))};
+    }
+  }
+  return sim.simulate(restore).makespan();
+}
+
+}  // namespace
+
+/// Simulates a checkpoint after a training iteration and measures what it costs against the same
+/// run without it; restore is every simulated GPU reading its shard back at once, from where each
+/// failure kind leaves a copy.
 CheckpointResult simulate_checkpoint(const Scenario& sc, const ComputeGraph& graph, const RunResult& r,
                                      const SimulationOptions& options, const PlatformLayout& layout) {
   CheckpointResult c;
-  c.strategy = sc.checkpoint.strategy;
+  const CheckpointSpec& spec = sc.checkpoint;
+  c.strategy = spec.strategy;
   const auto per_rank = checkpoint_bytes_per_rank(sc, r.memory);
   for (std::size_t s = 0; s < per_rank.size(); ++s) {
     c.size_bytes += per_rank[s] * static_cast<double>(sc.parallelism.tp * sc.parallelism.dp);
     c.max_rank_bytes = std::max(c.max_rank_bytes, per_rank[s]);
   }
-  auto simulate = [&](const TaskDag& dag, const TaskCosts& costs) {
-    return options.executor == ExecutorKind::des ? run_des(dag, costs, layout) : run_list_schedule(dag, costs);
-  };
-  // The checkpoint goes after the second-to-last iteration, so the last one carries its stall; the
-  // baseline is the same steady-state iteration without it.
-  const int iterations = std::max(2, dag_iterations(sc, {options.fold}));
-  double baseline = r.simulation->throughput.iteration_time;
-  if (dag_iterations(sc, {options.fold}) < 2) {
-    const TaskDag plain = build_training_dag(sc, graph, r.partition, r.memory, {options.fold, -1, 2});
-    const auto [s0, e0] = last_iteration_window(plain, simulate(plain, TaskCosts(sc.hardware, sc.training.precision,
-                                                                                 layout, plain)));
-    baseline = e0 - s0;
-  }
-  const TaskDag dag = build_training_dag(sc, graph, r.partition, r.memory, {options.fold, iterations - 2, iterations});
-  const TaskCosts costs(sc.hardware, sc.training.precision, layout, dag);
-  const TaskTimes times = simulate(dag, costs);
-  const auto [start, end] = last_iteration_window(dag, times);
-  c.snapshot_stall_s = std::max(0.0, (end - start) - baseline);
-  double first = std::numeric_limits<double>::infinity(), durable = 0.0;
-  for (TaskId id = 0; id < dag.tasks.size(); ++id)
-    if (dag.tasks[id].kind == TaskKind::checkpoint) {
-      first = std::min(first, times.start[id]);
-      durable = std::max(durable, times.finish[id]);
-    }
-  c.persist_s = durable - first;
+  const CheckpointSimulator sim(sc, graph, r, options, layout);
+  const double T = sim.baseline();
+  const double interval = static_cast<double>(spec.interval_iterations) * r.simulation->throughput.iteration_time;
+  const bool in_memory = spec.strategy == "in_memory", near = spec.strategy == "near_storage";
+  const CheckpointRun one = sim.run(T, false);
   // The next snapshot is due one interval after this one's stall; it waits if this persist (which
   // frees the staging pool) has not finished by then.
-  const double interval = static_cast<double>(sc.checkpoint.interval_iterations) * r.simulation->throughput.iteration_time;
-  c.backpressure_s =
-      sc.checkpoint.strategy == "sync" ? 0.0 : std::max(0.0, c.persist_s - c.snapshot_stall_s - interval);
-  c.stall_s = c.snapshot_stall_s + c.backpressure_s;
-  c.overhead_fraction = c.stall_s / interval;
-  c.staging = analyse_schedule(dag, times, [](TaskId) { return std::string(); }, sc.gpus, sc.hardware.gpus_per_node)
-                  .node_tiers;
-
-  // Restore: every simulated GPU reads its shard from the durable tier at once.
-  TaskDag restore;
-  restore.fold_group = dag.fold_group;
-  restore.represents = dag.represents;
-  const RankLayout ranks = rank_layout(sc);
-  const Tier durable_tier = sc.checkpoint.tiers.back();
-  for (const auto& [rank, count] : dag.represents) {
-    restore.resident[rank] = {};
-    Task t;
-    t.kind = TaskKind::checkpoint;
-    t.stream = Stream::checkpoint;
-    t.ranks = {rank};
-    const Device src = durable_tier == Tier::object_store
-                           ? Device{DeviceKind::object_store, 0}
-                           : Device{durable_tier == Tier::dram ? DeviceKind::dram
-                                    : durable_tier == Tier::cxl ? DeviceKind::cxl
-                                                                : DeviceKind::local_ssd,
-                                    ranks.node(rank)};
-    t.flows.push_back({src, Device::gpu(rank), per_rank[static_cast<std::size_t>(ranks.stage_of(rank))], false});
-    restore.add(std::move(t));
+  auto wait_for = [&](double busy_s, double stall_s, double period_s) {
+    return spec.strategy == "sync" ? 0.0 : std::max(0.0, busy_s - stall_s - period_s);
+  };
+  c.snapshot_stall_s = one.snapshot_stall_s;
+  c.interference_s = std::max(0.0, one.stall_s - one.snapshot_stall_s);
+  c.persist_s = one.persist_s;
+  c.staging = one.staging;
+  c.backpressure_s = wait_for(in_memory ? one.replicated_s : one.persist_s, one.stall_s, interval);
+  c.stall_s = one.stall_s + c.backpressure_s;
+  if (in_memory) {
+    c.replicate_s = one.replicated_s;
+    if (spec.tiers.size() > 1) {
+      // Every persist_every-th checkpoint also goes on to the later tiers: average the two kinds.
+      const CheckpointRun persisting = sim.run(T, true);
+      const double n = static_cast<double>(spec.persist_every);
+      const double wait = wait_for(persisting.persist_s, persisting.stall_s, n * interval);
+      c.persist_s = persisting.persist_s;
+      c.stall_s = ((n - 1.0) * c.stall_s + persisting.stall_s + wait) / n;
+      for (const auto& [tier, peak] : persisting.staging)
+        if (!c.staging.count(tier) || c.staging.at(tier).bytes < peak.bytes) c.staging[tier] = peak;
+    }
   }
-  const TaskCosts restore_costs(sc.hardware, sc.training.precision, layout, restore);
-  c.restore_s = (options.executor == ExecutorKind::des ? run_des(restore, restore_costs, layout)
-                                                       : run_list_schedule(restore, restore_costs))
-                    .makespan();
+  c.overhead_fraction = c.stall_s / interval;
+
+  // Restore, per failure kind, from the nearest copy that kind leaves (gpu and network failures
+  // leave every tier; a node failure loses that node's DRAM, CXL and SSD copies).
+  const TaskDag shape = build_training_dag(sc, graph, r.partition, r.memory, {options.fold, -1, 1});
+  auto restore = [&](RestoreSource source) { return simulate_restore(sc, shape, per_rank, source, sim); };
+  const bool durable_remote = spec.tiers.back() == Tier::object_store;
+  auto& local = c.recovery["gpu"];
+  auto& node = c.recovery["node"];
+  if (in_memory) {
+    local = {true, one.blocking_s, restore(RestoreSource::local_dram)};
+    node = {true, one.replicated_s, restore(RestoreSource::peer_dram)};
+  } else if (near) {
+    local = {true, 0.0, restore(RestoreSource::local_ssd)};
+    if (durable_remote) node = {true, c.persist_s, restore(RestoreSource::object_store_near)};
+    else node = {false, 0.0, 0.0};
+  } else {
+    local = {true, c.persist_s, restore(RestoreSource::last_tier)};
+    if (durable_remote) node = local;
+    else node = {false, 0.0, 0.0};
+  }
+  c.recovery["network"] = local;
+  c.restore_s = local.restore_s;
   return c;
 }
 
-/// The run over `failures.horizon`: the job fails at the combined rate of its GPUs and nodes; each
-/// failure costs the restart, the reload and the work since the newest durable checkpoint.
+/// The run over `failures.horizon`: the job fails at the combined rate of its GPUs, nodes and
+/// network; each failure costs the restart, the reload of the newest checkpoint its kind leaves, and
+/// the work done since that checkpoint.
 RunLevelResult simulate_run(const Scenario& sc, const RunResult& r) {
   const FailureSpec& f = sc.failures;
-  double rate = static_cast<double>(sc.gpus) / f.gpu_mtbf.value;
-  if (f.node_mtbf.value > 0) rate += static_cast<double>(sc.nodes) / f.node_mtbf.value;
+  const std::map<std::string, double> rates = {
+      {"gpu", static_cast<double>(sc.gpus) / f.gpu_mtbf.value},
+      {"node", f.node_mtbf.value > 0 ? static_cast<double>(sc.nodes) / f.node_mtbf.value : 0.0},
+      {"network", f.network_mtbf.value > 0 ? static_cast<double>(sc.nodes) / f.network_mtbf.value : 0.0}};
+  double rate = 0.0;
+  for (const auto& [kind, x] : rates) rate += x;
   const FailureLaw law{1.0 / rate, f.distribution, f.weibull_shape};
   const double iteration = r.simulation->throughput.iteration_time;
   RunCycle cycle;
   cycle.restart_s = f.restart_time.value;
   cycle.checkpoints = r.checkpoint.has_value();
   if (r.checkpoint) {
+    const CheckpointResult& k = *r.checkpoint;
     cycle.work_s = static_cast<double>(sc.checkpoint.interval_iterations) * iteration;
-    cycle.stall_s = r.checkpoint->stall_s;
-    cycle.durable_s = std::max(r.checkpoint->persist_s, r.checkpoint->stall_s);
-    cycle.restore_s = r.checkpoint->restore_s;
+    cycle.stall_s = k.stall_s;
+    cycle.durable_s = std::max(k.persist_s, k.stall_s);
+    cycle.restore_s = k.restore_s;
+    double restore = 0.0;
+    for (const auto& [kind, x] : rates) {
+      if (x <= 0.0) continue;
+      const Recovery& rec = k.recovery.at(kind);
+      cycle.modes.push_back({x / rate, rec.survives, std::max(rec.durable_s, k.stall_s), rec.restore_s});
+      restore += x / rate * (rec.survives ? rec.restore_s : 0.0);
+    }
+    cycle.restore_s = restore;
   }
   const auto seed = static_cast<std::uint64_t>(f.seed);
   const GoodputResult g = simulate_goodput(cycle, law, f.horizon.value, seed, f.runs);
@@ -158,9 +328,11 @@ RunLevelResult simulate_run(const Scenario& sc, const RunResult& r) {
       c.work_s = std::max(1.0, std::round(interval_s / iteration)) * iteration;
       // Back-pressure depends on the interval: recompute it for this one.
       const CheckpointResult& k = *r.checkpoint;
-      const double wait =
-          sc.checkpoint.strategy == "sync" ? 0.0 : std::max(0.0, k.persist_s - k.snapshot_stall_s - c.work_s);
-      c.stall_s = k.snapshot_stall_s + wait;
+      const double busy = sc.checkpoint.strategy == "in_memory" ? k.replicate_s : k.persist_s;
+      const double unpressured = k.stall_s - k.backpressure_s;
+      const double wait = sc.checkpoint.strategy == "sync" ? 0.0 : std::max(0.0, busy - unpressured - c.work_s);
+      c.stall_s = unpressured + wait;
+      for (auto& m : c.modes) m.durable_s = std::max(m.durable_s, c.stall_s);
       return simulate_goodput(c, law, f.horizon.value, seed, f.runs).goodput.mean;
     };
     out.goodput_at_young = at(out.young_interval_s);
@@ -233,12 +405,8 @@ RunResult run_scenario(const Scenario& sc, const SimulationOptions& options) {
     };
   }
   r.simulation = std::move(sim);
-  // Checkpoint strategies simulated so far; the others are validated and reported as not simulated.
-  const std::string& strategy = sc.checkpoint.strategy;
-  if (sc.checkpoint.enabled && (strategy == "sync" || strategy == "async" || strategy == "tiered"))
-    r.checkpoint = simulate_checkpoint(sc, graph, r, options, layout);
-  // Goodput needs the checkpoint's cost: without a simulated strategy it would assume no checkpoints.
-  if (sc.failures.enabled && (r.checkpoint || !sc.checkpoint.enabled)) r.run = simulate_run(sc, r);
+  if (sc.checkpoint.enabled) r.checkpoint = simulate_checkpoint(sc, graph, r, options, layout);
+  if (sc.failures.enabled) r.run = simulate_run(sc, r);
   return r;
 }
 

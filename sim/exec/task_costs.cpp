@@ -28,18 +28,19 @@ TaskCosts::TaskCosts(const HardwareSpec& hw, Precision precision, const Platform
 
   routed_.resize(dag.tasks.size());
   latency_.assign(dag.tasks.size(), 0.0);
+  // The ranks one simulated rank stands for that share a link move the same bytes at the same time:
+  // a link carries k flows, for the folded group with the most GPUs on it.
   std::map<LinkId, std::int64_t> multiplicity;
   for (TaskId id = 0; id < dag.tasks.size(); ++id) {
     const Task& t = dag.tasks[id];
     double slowest_latency = 0.0;
     for (const Flow& f : t.flows) {
       // Whole bytes, as the DES moves them, so both executors charge the same transfer.
-      RoutedFlow rf{layout.route(f.src, mirror(f.dst), f.remote), std::round(f.bytes)};
+      RoutedFlow rf{layout.route(f.src, mirror(f.dst), f.remote, f.direct, f.rail), std::round(f.bytes),
+                    f.background};
       double lat = 0.0;
       for (LinkId l : rf.links) {
         if (!multiplicity.count(l)) {
-          // The ranks one simulated rank stands for that sit on this link move the same bytes at the
-          // same time: k flows, for the folded group with the most GPUs on the link.
           std::int64_t k = 1;
           if (dag.fold_group > 1) {
             std::map<std::int64_t, std::int64_t> per_group;
@@ -47,9 +48,6 @@ TaskCosts::TaskCosts(const HardwareSpec& hw, Precision precision, const Platform
               if (representative.count(g / dag.fold_group)) k = std::max(k, ++per_group[g / dag.fold_group]);
           }
           multiplicity[l] = k;
-          const LinkSpec spec = layout.link(l);
-          if (!(spec.bandwidth > 0)) throw std::logic_error("flow over a link with no bandwidth: " + spec.name);
-          bandwidth_[l] = spec.bandwidth / static_cast<double>(k);
         }
         lat += layout.link(l).latency;
       }
@@ -57,6 +55,11 @@ TaskCosts::TaskCosts(const HardwareSpec& hw, Precision precision, const Platform
       routed_[id].push_back(std::move(rf));
     }
     latency_[id] = t.latency_steps * slowest_latency;
+  }
+  for (const auto& [l, k] : multiplicity) {
+    const LinkSpec spec = layout.link(l);
+    if (!(spec.bandwidth > 0)) throw std::logic_error("flow over a link with no bandwidth: " + spec.name);
+    bandwidth_[l] = spec.bandwidth / static_cast<double>(k);
   }
 }
 

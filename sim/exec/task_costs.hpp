@@ -18,6 +18,7 @@ namespace strata {
 struct RoutedFlow {
   std::vector<LinkId> links;
   double bytes = 0.0;
+  bool background = false;  ///< runs only while no other flow uses its links (DES)
 };
 
 class TaskCosts {

@@ -168,6 +168,14 @@ MemoryEstimate estimate_memory(const Scenario& sc, const ComputeGraph& graph, co
       // full 16-bit gradients stay until the step.
       if (zero >= 2) grads = 0.0;
     }
+    if (sc.checkpoint.enabled && sc.checkpoint.strategy == "near_storage") {
+      // Computational SSDs hold the optimizer states (fp32 master and moments) and receive the 16-bit
+      // gradients; the step runs there (SK hynix's checkpoint-offload design, seed 003).
+      const double on_ssd = (bytes.optimizer + bytes.weights) * N / (shard_optimizer ? dp : 1.0);
+      sm.offloaded[Tier::local_ssd] += on_ssd;
+      sm.offloaded_states[Tier::local_ssd] += on_ssd;
+      optim = 0.0;
+    }
     if (off.params != Tier::none) {
       sm.offloaded[off.params] += bytes.weights * N / dp;
       sm.offloaded_states[off.params] += bytes.weights * N / dp;

@@ -75,6 +75,11 @@ struct Flow {
   Device dst;
   double bytes = 0.0;
   bool remote = false;
+  bool direct = false;      ///< peer-to-peer DMA between a GPU and an SSD (no host bounce buffer)
+  bool background = false;  ///< yields every link it crosses to other flows (a scavenger transport)
+  /// A node tier's transfer over the network leaves through this GPU's NIC (its rail); -1: the
+  /// node's first NIC.
+  std::int64_t rail = -1;
 };
 
 struct Task {

@@ -96,6 +96,7 @@ class DagBuilder {
     act_bytes_ = std::max(2.0, bytes_per_element(tr.precision));
     hidden_bytes_ = act_bytes_ * static_cast<double>(tr.seq_len * tr.micro_batch_size * sc.model.hidden_size);
     states_ = state_bytes(tr);
+    near_storage_ = sc.checkpoint.enabled && sc.checkpoint.strategy == "near_storage";
     m_ = static_cast<int>(sc.num_microbatches());
     chunks_ = part.stages * part.virtual_stages;
     for (std::int64_t d = 0; d < (fold_ ? 1 : layout_.dp); ++d)
@@ -201,14 +202,15 @@ class DagBuilder {
 
   /// One copy per lane between HBM and an offload tier of the lane's node.
   std::vector<TaskId> copies(int stage, const ChunkPos& pos, Stream stream, Tier tier, bool to_gpu, double bytes,
-                             std::vector<MemoryChange> alloc, std::vector<MemoryChange> release, const Frontier& deps) {
+                             std::vector<MemoryChange> alloc, std::vector<MemoryChange> release, const Frontier& deps,
+                             bool direct = false) {
     std::vector<TaskId> ids;
     for (std::size_t i = 0; i < lanes_.size(); ++i) {
       const std::int64_t r = rank_of(stage, lanes_[i]);
       Task t = base(TaskKind::offload, stream, {r}, stage);
       set_pos(t, pos);
       const Device gpu = Device::gpu(r), host = tier_device(tier, layout_.node(r));
-      t.flows.push_back({to_gpu ? host : gpu, to_gpu ? gpu : host, bytes, false});
+      t.flows.push_back({to_gpu ? host : gpu, to_gpu ? gpu : host, bytes, false, direct});
       t.allocate = alloc;
       t.release = release;
       t.deps = deps[i];
@@ -362,6 +364,12 @@ class DagBuilder {
         auto sent = copies(stage, pos, Stream::grad_out, Tier::dram, false, shard, {}, {}, reduced);
         auto& out = grad_out_[static_cast<std::size_t>(stage)];
         out.assign(sent.begin(), sent.end());
+      } else if (near_storage_) {
+        // Computational SSD: the reduced gradient shard goes down in 16 bits, peer to peer.
+        const double shard = w.params * states_.weights / optimizer_shards();
+        auto sent = copies(stage, pos, Stream::grad_out, Tier::local_ssd, false, shard, {}, {}, reduced, true);
+        auto& out = grad_out_[static_cast<std::size_t>(stage)];
+        out.assign(sent.begin(), sent.end());
       }
     }
     const int to_chunk = u.forward ? u.chunk + 1 : u.chunk - 1;
@@ -491,7 +499,9 @@ class DagBuilder {
     std::vector<TaskId> ids;
     const Tier tier = sc_.memory.offload.optimizer;
     const Tier params_tier = sc_.memory.offload.params;
-    if (tier == Tier::none) {
+    if (near_storage_) {
+      ids = emit_storage_optimizer(stage, params, deps);
+    } else if (tier == Tier::none) {
       // Adam reads and writes its states, reads the gradient and writes the compute-precision weights.
       const double per_param = 2.0 * states_.optimizer + states_.gradients + states_.weights;
       ids = per_lane(stage, TaskKind::optimizer, {0, -1, -1}, 0.0, per_param * params, {}, {}, deps);
@@ -526,6 +536,31 @@ class DagBuilder {
     std::vector<TaskId> ready;
     for (const auto& l : last) ready.insert(ready.end(), l.begin(), l.end());
     gather_history_[static_cast<std::size_t>(stage)] = {ready};
+  }
+
+  double optimizer_shards() const {
+    const bool sharded = sc_.parallelism.zero_stage >= 1 || sc_.parallelism.distributed_optimizer;
+    return sharded ? static_cast<double>(layout_.dp) : 1.0;
+  }
+
+  /// Near-storage step (computational SSD, seed 003): once the last 16-bit gradient shard is on the
+  /// drives, the update reads and rewrites the fp32 states on the drives' own media, and the 16-bit
+  /// weights come back to the GPU peer to peer. Nothing in 32 bits crosses PCIe.
+  std::vector<TaskId> emit_storage_optimizer(int stage, double params, Frontier deps) {
+    const auto& sent = grad_out_[static_cast<std::size_t>(stage)];
+    for (std::size_t i = 0; i < lanes_.size() && i < sent.size(); ++i) deps[i].push_back(sent[i]);
+    std::vector<TaskId> ids;
+    for (std::size_t i = 0; i < lanes_.size(); ++i) {
+      const std::int64_t r = rank_of(stage, lanes_[i]);
+      const Device ssd = tier_device(Tier::local_ssd, layout_.node(r));
+      Task t = base(TaskKind::optimizer, Stream::host, {r}, stage);
+      set_pos(t, {0, -1, -1});
+      t.flows.push_back({ssd, ssd, params * states_.optimizer, false});
+      t.deps = deps[i];
+      ids.push_back(dag_.add(std::move(t)));
+    }
+    return copies(stage, {0, -1, -1}, Stream::upload, Tier::local_ssd, true, params * states_.weights, {}, {},
+                  frontier_of(ids), true);
   }
 
   /// ZeRO-Offload / ZeRO-Infinity step: wait for the last gradient shard to reach host memory; with
@@ -566,21 +601,29 @@ class DagBuilder {
   /// One checkpoint of the stage's ranks through `checkpoint.tiers`. The first hop (the snapshot)
   /// blocks training; `sync` blocks for every hop; `async` persists the later hops in the background,
   /// one after the other; `tiered` cuts the checkpoint into `checkpoint.chunks` pieces that stream
-  /// through the hops as a pipeline. States already on the host (offloaded) join at the first tier
-  /// from where they are instead of leaving HBM. Each staging tier holds the bytes until the next hop
-  /// has passed them on.
+  /// through the hops as a pipeline, its last hop yielding to training traffic when the drain is
+  /// congestion-aware; `in_memory` copies the snapshot to `replicas` peer nodes' DRAM and, when
+  /// `options.persist`, on to the later tiers; `near_storage` has nothing to snapshot (the states
+  /// live on the SSDs) and only persists the later tiers from there. States already on the host
+  /// (offloaded) join at the first tier from where they are instead of leaving HBM. Each staging tier
+  /// holds the bytes until the next hop has passed them on.
   void emit_checkpoint(int stage) {
     const auto& sm = mem_.stages[static_cast<std::size_t>(stage)];
-    const double dp = static_cast<double>(layout_.dp);
-    const double weights = sm.parameters * states_.weights / dp, optimizer = sm.parameters * states_.optimizer / dp;
+    const double shards = static_cast<double>(layout_.dp);
     const std::string& strategy = sc_.checkpoint.strategy;
-    const bool sync = strategy == "sync";
+    const bool sync = strategy == "sync", near = near_storage_, in_memory = strategy == "in_memory";
+    // Near storage: the fp32 master on the SSDs stands for the 16-bit weights.
+    const double weights = near ? 0.0 : sm.parameters * states_.weights / shards;
+    const double optimizer = sm.parameters * states_.optimizer / shards, total = weights + optimizer;
     const int chunks = strategy == "tiered" ? static_cast<int>(sc_.checkpoint.chunks) : 1;
-    const auto& tiers = sc_.checkpoint.tiers;
+    std::vector<Tier> tiers = sc_.checkpoint.tiers;
+    if (in_memory && !options_.persist) tiers.resize(1);
+    const bool yields = strategy == "tiered" && sc_.checkpoint.drain == "congestion_aware";
     auto device = [&](Tier tier, std::int64_t rank) {
       return tier == Tier::object_store ? Device{DeviceKind::object_store, 0} : tier_device(tier, layout_.node(rank));
     };
-    const Tier weights_at = sc_.memory.offload.params, states_at = sc_.memory.offload.optimizer;
+    const Tier weights_at = sc_.memory.offload.params;
+    const Tier states_at = near ? Tier::local_ssd : sc_.memory.offload.optimizer;
     auto& last = last_[static_cast<std::size_t>(stage)];
     Frontier start = last;
     // Under a delayed update the step of this iteration is still running: wait for it.
@@ -588,39 +631,78 @@ class DagBuilder {
     for (std::size_t i = 0; i < lanes_.size() && i < in_flight.size(); ++i)
       start[i].insert(start[i].end(), in_flight[i].begin(), in_flight[i].end());
     const Stream background[] = {Stream::checkpoint, Stream::checkpoint_2, Stream::checkpoint_3};
+    const double share = 1.0 / static_cast<double>(chunks);
     Frontier blocking_end = start;
+    auto add_hop = [&](Stream stream, const Frontier& deps, auto&& fill) {
+      std::vector<TaskId> ids;
+      for (std::size_t i = 0; i < lanes_.size(); ++i) {
+        const std::int64_t r = rank_of(stage, lanes_[i]);
+        Task t = base(TaskKind::checkpoint, stream, {r}, stage);
+        t.deps = deps[i];
+        fill(t, r);
+        // One client's requests to the object store, all its flows together, pay the request latency
+        // once per round of max_in_flight.
+        double to_store = 0.0;
+        for (const Flow& f : t.flows)
+          if (f.src.kind == DeviceKind::object_store || f.dst.kind == DeviceKind::object_store) to_store += f.bytes;
+        t.latency_steps = std::max(1, sc_.hardware.object_store.rounds(to_store));
+        ids.push_back(dag_.add(std::move(t)));
+      }
+      return frontier_of(ids);
+    };
     for (int c = 0; c < chunks; ++c) {
       Frontier prev = c == 0 ? start : blocking_end;
       for (std::size_t hop = 0; hop < tiers.size(); ++hop) {
         const bool blocks = hop == 0 || sync;
         const Stream stream = blocks ? Stream::compute : background[std::min<std::size_t>(hop - 1, 2)];
-        std::vector<TaskId> ids;
-        for (std::size_t i = 0; i < lanes_.size(); ++i) {
-          const std::int64_t r = rank_of(stage, lanes_[i]);
-          Task t = base(TaskKind::checkpoint, stream, {r}, stage);
+        const bool resident = near && hop == 0;  // the states already sit there
+        prev = add_hop(stream, prev, [&](Task& t, std::int64_t r) {
           set_pos(t, {0, c, -1});
           const Device dst = device(tiers[hop], r);
-          const double share = 1.0 / static_cast<double>(chunks);
           if (hop == 0) {
             for (const auto& [bytes, at] : {std::pair{weights, weights_at}, std::pair{optimizer, states_at}}) {
               const Device src = at == Tier::none ? Device::gpu(r) : device(at, r);
-              if (!(src == dst)) t.flows.push_back({src, dst, bytes * share, false});
+              if (!(src == dst) && bytes > 0) t.flows.push_back({src, dst, bytes * share, false, false, false, r});
             }
           } else {
-            t.flows.push_back({device(tiers[hop - 1], r), dst, (weights + optimizer) * share, false});
+            Flow f{device(tiers[hop - 1], r), dst, total * share, false};
+            f.background = yields;
+            f.rail = r;
+            t.flows.push_back(f);
           }
-          if (tiers[hop] != Tier::object_store)
-            t.allocate.push_back({tiers[hop], MemoryUse::buffers, (weights + optimizer) * share});
-          if (hop > 0 && tiers[hop - 1] != Tier::object_store)
-            t.release.push_back({tiers[hop - 1], MemoryUse::buffers, (weights + optimizer) * share});
-          t.deps = prev[i];
-          ids.push_back(dag_.add(std::move(t)));
-        }
-        prev = frontier_of(ids);
+          if (tiers[hop] != Tier::object_store && !resident)
+            t.allocate.push_back({tiers[hop], MemoryUse::buffers, total * share});
+          if (hop > 0 && tiers[hop - 1] != Tier::object_store && !(near && hop == 1))
+            t.release.push_back({tiers[hop - 1], MemoryUse::buffers, total * share});
+        });
         if (blocks) blocking_end = prev;
+        if (in_memory && hop == 0) prev = replicate(stage, prev, total);
       }
     }
     last = blocking_end;  // training waits for the blocking hops
+  }
+
+  /// In-memory checkpoint (Gemini): each node's snapshot also goes to the DRAM of the next
+  /// `replicas` nodes over the NICs, in the background; the peers hold it until the next one.
+  Frontier replicate(int stage, const Frontier& after, double bytes) {
+    const std::int64_t nodes = (sc_.gpus + layout_.gpus_per_node - 1) / layout_.gpus_per_node;
+    std::vector<TaskId> ids;
+    for (std::size_t i = 0; i < lanes_.size(); ++i) {
+      const std::int64_t r = rank_of(stage, lanes_[i]), node = layout_.node(r);
+      Task t = base(TaskKind::checkpoint, Stream::checkpoint, {r}, stage);
+      set_pos(t, {0, 0, -1});
+      for (std::int64_t j = 1; j <= sc_.checkpoint.replicas; ++j) {
+        const Device peer = tier_device(Tier::dram, (node + j) % nodes);
+        Flow f{tier_device(Tier::dram, node), peer, bytes, true};
+        f.rail = r;
+        t.flows.push_back(f);
+      }
+      // The peers' copies of this node's snapshot, counted where the rank is (the nodes are alike).
+      t.allocate.push_back({Tier::dram, MemoryUse::buffers, bytes * static_cast<double>(sc_.checkpoint.replicas)});
+      t.deps = after[i];
+      ids.push_back(dag_.add(std::move(t)));
+    }
+    return frontier_of(ids);
   }
 
   const Scenario& sc_;
@@ -631,6 +713,7 @@ class DagBuilder {
   bool fold_;
   int checkpoint_after_ = -1;
   DagOptions options_;
+  bool near_storage_ = false;  ///< the optimizer runs on computational SSDs
   double act_bytes_ = 2.0, hidden_bytes_ = 0.0;
   StateBytes states_;
   int m_ = 1, chunks_ = 1, iteration_ = 0;
@@ -660,11 +743,13 @@ int dag_iterations(const Scenario& sc, const DagOptions& options) {
 
 std::vector<double> checkpoint_bytes_per_rank(const Scenario& sc, const MemoryEstimate& memory) {
   // 16-bit weights plus the optimizer states (fp32 master + moments): 14 B/param for mixed-precision
-  // Adam (PUBLISHED_NUMBERS C1); gradients are not saved.
+  // Adam (PUBLISHED_NUMBERS C1); gradients are not saved. Near storage saves the states alone (the
+  // fp32 master stands for the weights).
   const StateBytes b = state_bytes(sc.training);
+  const bool near = sc.checkpoint.strategy == "near_storage";
   std::vector<double> out;
   for (const auto& sm : memory.stages)
-    out.push_back(sm.parameters * (b.weights + b.optimizer) / static_cast<double>(sc.parallelism.dp));
+    out.push_back(sm.parameters * ((near ? 0.0 : b.weights) + b.optimizer) / static_cast<double>(sc.parallelism.dp));
   return out;
 }
 

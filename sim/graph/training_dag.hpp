@@ -26,6 +26,8 @@ struct DagOptions {
   int checkpoint_after = -1;
   /// Simulate at least this many iterations.
   int min_iterations = 1;
+  /// in_memory: this checkpoint is the n-th one that also goes to the tiers after DRAM.
+  bool persist = false;
 };
 
 /// How many iterations the DAG for these options holds.

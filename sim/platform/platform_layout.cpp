@@ -40,8 +40,13 @@ std::pair<PlatformLayout::Slot, std::int64_t> PlatformLayout::decode(LinkId id, 
 
 LinkSpec PlatformLayout::link(LinkId id) const {
   const Efficiency& eff = hw_.efficiency;
-  if (id == nodes_ * per_node_links_)
-    return {"object_store", hw_.object_store.bandwidth.value, hw_.object_store.latency.value};
+  // The object store's backend: writes consume write_amplification bytes per byte (replicas or
+  // parity), reads do not. Reads and writes are separate links (the backend's read and write paths).
+  if (id == object_store_write())
+    return {"object_store_write", hw_.object_store.bandwidth.value / hw_.object_store.write_amplification,
+            hw_.object_store.latency.value};
+  if (id == object_store_read())
+    return {"object_store_read", hw_.object_store.bandwidth.value, hw_.object_store.latency.value};
   std::int64_t node = 0;
   auto [slot, i] = decode(id, node);
   const double ssd_count = static_cast<double>(hw_.local_ssd.count);
@@ -75,7 +80,7 @@ std::vector<std::int64_t> PlatformLayout::attached_gpus(LinkId id) const {
     for (std::int64_t g = lo; g < hi; ++g)
       if (node * per_node_gpus_ + g < gpus_) out.push_back(node * per_node_gpus_ + g);
   };
-  if (id == nodes_ * per_node_links_) {
+  if (id >= object_store_write()) {
     for (std::int64_t g = 0; g < gpus_; ++g) out.push_back(g);
     return out;
   }
@@ -122,7 +127,8 @@ std::vector<LinkId> PlatformLayout::receive_side(std::int64_t rank, bool remote)
   return {id(node, uplink_down, sw), id(node, pcie_rx, g)};
 }
 
-std::vector<LinkId> PlatformLayout::route(const Device& src, const Device& dst, bool remote) const {
+std::vector<LinkId> PlatformLayout::route(const Device& src, const Device& dst, bool remote, bool direct,
+                                          std::int64_t rail) const {
   if (src.kind == DeviceKind::gpu && dst.kind == DeviceKind::gpu) {
     auto links = send_side(src.index, remote);
     auto rx = receive_side(dst.index, remote);
@@ -135,7 +141,7 @@ std::vector<LinkId> PlatformLayout::route(const Device& src, const Device& dst, 
       case DeviceKind::dram: return id(d.index, dram);
       case DeviceKind::cxl: return id(d.index, cxl);
       case DeviceKind::local_ssd: return id(d.index, reading ? ssd_read : ssd_write);
-      case DeviceKind::object_store: return nodes_ * per_node_links_;
+      case DeviceKind::object_store: return reading ? object_store_read() : object_store_write();
       case DeviceKind::gpu: break;
     }
     throw std::logic_error("not a tier");
@@ -153,21 +159,31 @@ std::vector<LinkId> PlatformLayout::route(const Device& src, const Device& dst, 
   };
   std::vector<LinkId> links;
   // NVMe reads and writes bounce through a pinned host buffer (DeepSpeed's aio path), so they also
-  // cross the node's DRAM.
+  // cross the node's DRAM, unless the transfer is a peer-to-peer DMA (`direct`, GPUDirect Storage).
   if (src.kind == DeviceKind::gpu) {
     links = gpu_side(src, true, dst.kind == DeviceKind::object_store);
-    if (dst.kind == DeviceKind::local_ssd) links.push_back(id(dst.index, dram));
+    if (dst.kind == DeviceKind::local_ssd && !direct) links.push_back(id(dst.index, dram));
     links.push_back(tier_link(dst, false));
   } else if (dst.kind == DeviceKind::gpu) {
     links.push_back(tier_link(src, true));
-    if (src.kind == DeviceKind::local_ssd) links.push_back(id(src.index, dram));
+    if (src.kind == DeviceKind::local_ssd && !direct) links.push_back(id(src.index, dram));
     auto rx = gpu_side(dst, false, src.kind == DeviceKind::object_store);
     links.insert(links.end(), rx.begin(), rx.end());
   } else {
     links = {tier_link(src, true)};
-    // Node tiers reach the object store through the node's first NIC.
-    if (src.kind == DeviceKind::object_store && nics_ > 0) links.push_back(id(dst.index, nic_rx, 0));
-    if (dst.kind == DeviceKind::object_store && nics_ > 0) links.push_back(id(src.index, nic_tx, 0));
+    // Node tiers reach the object store, and other nodes' tiers, through the rail's NIC.
+    const bool across = src.kind != DeviceKind::object_store && dst.kind != DeviceKind::object_store &&
+                        src.index != dst.index;
+    const std::int64_t nic = rail < 0 ? 0 : (rail % per_node_gpus_) * nics_ / per_node_gpus_;
+    if (nics_ > 0 && (dst.kind == DeviceKind::object_store || across)) {
+      links.push_back(id(src.index, nic_tx, nic));
+      if (across && oversubscribed()) links.push_back(id(src.index, fabric_up));
+    }
+    if (nics_ > 0 && (src.kind == DeviceKind::object_store || across)) {
+      if (across && oversubscribed()) links.push_back(id(dst.index, fabric_down));
+      links.push_back(id(dst.index, nic_rx, nic));
+    }
+    if (across && nics_ == 0) throw std::logic_error("inter-node transfer on a profile without NICs");
     links.push_back(tier_link(dst, false));
   }
   return links;

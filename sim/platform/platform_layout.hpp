@@ -7,9 +7,9 @@
 /// Per node: each GPU's NVLink port (send, receive) and x16 PCIe link (send, receive); each PCIe
 /// switch's uplink to the host (up, down); each NIC (send, receive); the node's share of an
 /// oversubscribed fabric (up, down; only on routes when oversubscription > 1); DRAM, CXL and the local SSDs
-/// (read, write) as links, so that their bandwidth shares with the buses on the same path. One
-/// shared object-store link for the cluster. Links are numbered, not stored: a 16k-GPU cluster has
-/// ~10^5 of them and a run touches a few.
+/// (read, write) as links, so that their bandwidth shares with the buses on the same path. Two
+/// shared object-store links for the cluster (its write and read paths). Links are numbered, not
+/// stored: a 16k-GPU cluster has ~10^5 of them and a run touches a few.
 
 #include <cstdint>
 #include <string>
@@ -34,7 +34,10 @@ class PlatformLayout {
 
   /// Links from `src` to `dst`, sender side first. `remote` says the GPUs sit on different nodes
   /// (given separately so a folded executor can route to a mirror of a rank it does not simulate).
-  std::vector<LinkId> route(const Device& src, const Device& dst, bool remote) const;
+  /// `direct`: a peer-to-peer DMA between a GPU and a local SSD, without the host bounce buffer.
+  /// `rail`: the GPU whose NIC a node tier's network transfer uses (-1: the node's first NIC).
+  std::vector<LinkId> route(const Device& src, const Device& dst, bool remote, bool direct = false,
+                            std::int64_t rail = -1) const;
 
   LinkSpec link(LinkId id) const;
   /// GPUs whose traffic can use the link (the GPU itself, the GPUs behind a switch or NIC, a node).
@@ -52,6 +55,8 @@ class PlatformLayout {
   std::vector<LinkId> send_side(std::int64_t rank, bool remote) const;
   std::vector<LinkId> receive_side(std::int64_t rank, bool remote) const;
   bool oversubscribed() const { return hw_.nic.oversubscription > 1.0; }
+  LinkId object_store_write() const { return nodes_ * per_node_links_; }
+  LinkId object_store_read() const { return nodes_ * per_node_links_ + 1; }
 
   HardwareSpec hw_;
   std::int64_t gpus_ = 0, per_node_gpus_ = 1, switches_ = 1, nics_ = 0;

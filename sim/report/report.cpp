@@ -263,11 +263,20 @@ json make_report(const Scenario& sc, const RunResult& r) {
                             {"max_rank_bytes", c.max_rank_bytes},
                             {"stall_s", c.stall_s},
                             {"snapshot_stall_s", c.snapshot_stall_s},
+                            {"interference_s", c.interference_s},
                             {"backpressure_s", c.backpressure_s},
                             {"persist_s", c.persist_s},
                             {"overhead_fraction", c.overhead_fraction},
                             {"restore_s", c.restore_s},
                             {"staging_peaks", staging}};
+    if (c.strategy == "in_memory") report["checkpoint"]["replicate_s"] = c.replicate_s;
+    if (c.strategy == "tiered") report["checkpoint"]["drain"] = sc.checkpoint.drain;
+    json recovery = json::object();
+    for (const auto& [kind, rec] : c.recovery)
+      recovery[kind] = {{"survives", rec.survives},
+                        {"durable_s", rec.survives ? json(rec.durable_s) : json(nullptr)},
+                        {"restore_s", rec.survives ? json(rec.restore_s) : json(nullptr)}};
+    report["checkpoint"]["recovery"] = recovery;
   }
   return report;
 }
@@ -358,8 +367,11 @@ std::string summary_table(const Scenario& sc, const RunResult& r) {
     line(fmt::format("checkpoint {} {} every {} iterations: stall {} ({:.2f} % of the interval)", c.strategy,
                      format_bytes(c.size_bytes), sc.checkpoint.interval_iterations, format_seconds(c.stall_s),
                      100 * c.overhead_fraction));
-    line(fmt::format("{:10} durable after {}, back-pressure {}, restore {}", "", format_seconds(c.persist_s),
-                     format_seconds(c.backpressure_s), format_seconds(c.restore_s)));
+    line(fmt::format("{:10} snapshot {}, interference {}, back-pressure {}", "", format_seconds(c.snapshot_stall_s),
+                     format_seconds(c.interference_s), format_seconds(c.backpressure_s)));
+    const Recovery& node = c.recovery.at("node");
+    line(fmt::format("{:10} durable after {}, restore {} (after a node failure: {})", "", format_seconds(c.persist_s),
+                     format_seconds(c.restore_s), node.survives ? format_seconds(node.restore_s) : "lost"));
   }
   if (r.run) {
     const RunLevelResult& g = *r.run;
@@ -371,9 +383,6 @@ std::string summary_table(const Scenario& sc, const RunResult& r) {
                        format_seconds(g.young_interval_s), format_seconds(g.daly_interval_s),
                        100 * g.goodput_at_young, 100 * g.goodput_at_daly));
   }
-  if (sc.checkpoint.enabled && !r.checkpoint)
-    line(fmt::format("note       checkpoint strategy '{}' is validated; not simulated yet{}", sc.checkpoint.strategy,
-                     sc.failures.enabled ? ", nor goodput, which needs its cost" : ""));
   for (const auto& o : overflows)
     line(fmt::format("overflow   {} {} {}: needs {}, has {} (short by {})", o.device, o.index, to_string(o.tier),
                      format_bytes(o.need), format_bytes(o.capacity), format_bytes(o.need - o.capacity)));

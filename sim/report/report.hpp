@@ -46,16 +46,26 @@ struct SimulationResult {
 };
 
 /// One checkpoint, simulated on the same platform as training (its flows share the links).
+/// What a failure of one kind leaves to restart from.
+struct Recovery {
+  bool survives = true;    ///< some copy of the checkpoint outlives this kind of failure
+  double durable_s = 0.0;  ///< from the checkpoint's start until that copy exists
+  double restore_s = 0.0;  ///< every GPU reloading from that copy at once
+};
+
 struct CheckpointResult {
   std::string strategy;
   double size_bytes = 0.0;       ///< the whole checkpoint
   double max_rank_bytes = 0.0;   ///< the most one GPU writes
   double stall_s = 0.0;          ///< training time lost to one checkpoint (incl. back-pressure)
   double snapshot_stall_s = 0.0; ///< the iteration with the checkpoint minus one without
+  double interference_s = 0.0;   ///< training slowed by the background hops sharing its links
   double backpressure_s = 0.0;   ///< waiting for the previous persist to free the staging pool
+  double replicate_s = 0.0;      ///< in_memory: until the peers hold their copies
   double persist_s = 0.0;        ///< from the snapshot's start until durable in the last tier
   double overhead_fraction = 0.0;
-  double restore_s = 0.0;        ///< every GPU reading its shard back from the last tier at once
+  double restore_s = 0.0;        ///< every GPU reloading after a GPU failure (its nearest copy)
+  std::map<std::string, Recovery> recovery;  ///< per failure kind: gpu, node, network
   std::map<Tier, NodeTierPeak> staging;  ///< executed per-node tier peaks of the checkpointing run
 };
 
