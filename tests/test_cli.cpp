@@ -190,3 +190,21 @@ TEST_CASE("Executor and folding flags: list and DES agree when uncontended, --no
         Approx(des["throughput"]["iteration_time_s"].get<double>()).epsilon(1e-9));
   CHECK(strata_cli("run default -q --executor warp").code == 2);
 }
+
+TEST_CASE("The trace of a checkpointing run shows the checkpoint's flows on their links", "[cli][trace][checkpoint]") {
+  // Sync checkpoint straight to the object store: each GPU's shard crosses its PCIe link, its NIC and
+  // the object store's write path.
+  const std::string trace = temp_file("trace-checkpoint.json");
+  Result r = strata_cli(fmt::format("run llama-2-7b-zero1-a100 -q --trace {} --set checkpoint.strategy=sync "
+                                    "--set 'checkpoint.tiers=[\"object_store\"]'", trace));
+  REQUIRE(r.code == 0);
+  std::ifstream in(trace);
+  const nlohmann::json events = nlohmann::json::parse(in);
+  std::map<std::string, int> checkpoint_links;
+  for (const auto& e : events)
+    if (e.at("ph") == "b" && e.at("args").value("kind", "") == "checkpoint") ++checkpoint_links[e.at("name")];
+  CHECK(checkpoint_links.count("object_store_write") == 1);
+  CHECK(checkpoint_links.count("node0.nic_tx0") == 1);
+  CHECK(checkpoint_links.count("node0.pcie_tx0") == 1);
+  std::filesystem::remove(trace);
+}

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include <fmt/format.h>
 
@@ -146,10 +147,9 @@ const ParamTable kEfficiency = {
 
 }  // namespace
 
-int ObjectStoreSpec::rounds(double bytes) const {
-  if (bytes <= 0.0) return 0;
-  const double requests = std::ceil(bytes / request_size.value);
-  return static_cast<int>(std::ceil(requests / static_cast<double>(max_in_flight)));
+double ObjectStoreSpec::client_bandwidth() const {
+  if (latency.value <= 0.0) return std::numeric_limits<double>::infinity();
+  return static_cast<double>(max_in_flight) * request_size.value / latency.value;
 }
 
 std::optional<double> write_amplification(const std::string& scheme) {

@@ -68,9 +68,9 @@ struct ObjectStoreSpec {
   std::string redundancy = "none";
   double write_amplification = 1.0;  ///< backend bytes per byte written (replicas, or (k+m)/k)
 
-  /// Request round trips one client pays to move `bytes`: requests of request_size, max_in_flight
-  /// at a time.
-  int rounds(double bytes) const;
+  /// What one client can move with max_in_flight requests of request_size outstanding, each taking
+  /// the latency (Little's law); infinite without latency.
+  double client_bandwidth() const;
 };
 
 /// Backend bytes per written byte of a redundancy scheme ("none", "replication:N", "ec:K+M");

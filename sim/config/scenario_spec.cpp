@@ -213,6 +213,10 @@ void check_cross_fields(Scenario& sc, ObjectReader& top, ObjectReader& tr, Objec
     sc.gpus = from_nodes;
   }
   if (hw.gpus_per_node > 0) sc.nodes = (sc.gpus + hw.gpus_per_node - 1) / hw.gpus_per_node;
+  if (sc.checkpoint.strategy == "in_memory" && sc.checkpoint.replicas >= sc.nodes)
+    top.error("checkpoint", fmt::format("in_memory with {} peer replica(s) needs at least {} nodes (the scenario has "
+                                        "{}); lower checkpoint.replicas or add nodes",
+                                        sc.checkpoint.replicas, sc.checkpoint.replicas + 1, sc.nodes));
   if (sc.nodes > 1 && (hw.nic.count == 0 || hw.nic.bandwidth.value <= 0.0))
     top.error("gpus", fmt::format("{} GPUs span {} nodes, but hardware {} has no NIC to connect them (nic.count={}, "
                                   "nic.bandwidth={} B/s)", sc.gpus, sc.nodes, hw.name, hw.nic.count,
@@ -431,9 +435,6 @@ Scenario parse_scenario(const json& doc, const SourceMap& sources) {
       if (first != Tier::dram && !tiers.empty())
         ck.error("tiers", fmt::format("in_memory keeps snapshots in host memory: the first tier must be dram "
                                       "(got {})", to_string(first)));
-      if (sc.checkpoint.replicas >= sc.nodes)
-        ck.error("replicas", fmt::format("{} peers need at least {} nodes (the scenario has {})",
-                                         sc.checkpoint.replicas, sc.checkpoint.replicas + 1, sc.nodes));
       if (sc.hardware.nic.count == 0)
         ck.error("strategy", fmt::format("in_memory replicates over NICs (hardware {} has nic.count=0)",
                                          sc.hardware.name));

@@ -27,6 +27,18 @@ std::string link_class(const std::string& name) {
   return s;
 }
 
+/// Names of the links each task's flows cross, for the trace.
+LinkNamer link_namer(std::shared_ptr<const PlatformLayout> layout, std::shared_ptr<const TaskCosts> costs) {
+  return [layout, costs](TaskId id) {
+    std::vector<std::string> names;
+    for (const RoutedFlow& f : costs->flows(id))
+      for (LinkId l : f.links) names.push_back(layout->link(l).name);
+    std::sort(names.begin(), names.end());
+    names.erase(std::unique(names.begin(), names.end()), names.end());
+    return names;
+  };
+}
+
 Throughput throughput(const Scenario& sc, const RunResult& r, const ScheduleAnalysis& a) {
   Throughput t;
   const double T = a.iteration_time, gpus = static_cast<double>(sc.gpus);
@@ -65,6 +77,8 @@ struct CheckpointRun {
   double replicated_s = 0.0;      ///< until the peer copies are in place (in_memory)
   double persist_s = 0.0;         ///< until the last task is done
   std::map<Tier, NodeTierPeak> staging;
+  std::shared_ptr<const TaskDag> dag;  ///< the schedule, for a trace
+  std::shared_ptr<const TaskTimes> times;
 };
 
 class CheckpointSimulator {
@@ -96,8 +110,10 @@ class CheckpointSimulator {
     for (int attempt = 0;; ++attempt) {
       DagOptions opt{options_.fold, c, c + 1 + after};
       opt.persist = persist;
-      const TaskDag dag = build_training_dag(sc_, graph_, r_.partition, r_.memory, opt);
-      const TaskTimes times = simulate(dag);
+      auto dag_ptr = std::make_shared<const TaskDag>(build_training_dag(sc_, graph_, r_.partition, r_.memory, opt));
+      const TaskDag& dag = *dag_ptr;
+      auto times_ptr = std::make_shared<const TaskTimes>(simulate(dag));
+      const TaskTimes& times = *times_ptr;
       const std::vector<double> ends = iteration_ends(dag, times);
       CheckpointRun out;
       double first = std::numeric_limits<double>::infinity(), done = 0.0, blocking = 0.0, replicated = 0.0;
@@ -123,6 +139,10 @@ class CheckpointSimulator {
         out.staging = analyse_schedule(dag, times, [](TaskId) { return std::string(); }, sc_.gpus,
                                        sc_.hardware.gpus_per_node)
                           .node_tiers;
+        if (options_.keep_schedule) {
+          out.dag = dag_ptr;
+          out.times = times_ptr;
+        }
         return out;
       }
       after = std::min(interval, after + static_cast<int>(std::ceil((done - ends.back()) / T)) + 1);
@@ -195,7 +215,6 @@ double simulate_restore(const Scenario& sc, const TaskDag& shape, const std::vec
       t.stream = h == 0 ? Stream::checkpoint : h == 1 ? Stream::checkpoint_2 : Stream::checkpoint_3;
       t.ranks = {rank};
       t.deps = prev;
-      if (hops[h].src.kind == DeviceKind::object_store) t.latency_steps = sc.hardware.object_store.rounds(hops[h].bytes);
       hops[h].rail = rank;
       t.flows.push_back(hops[h]);
       prev = {restore.add(std::move(t))};
@@ -233,6 +252,8 @@ CheckpointResult simulate_checkpoint(const Scenario& sc, const ComputeGraph& gra
   c.interference_s = std::max(0.0, one.stall_s - one.snapshot_stall_s);
   c.persist_s = one.persist_s;
   c.staging = one.staging;
+  c.dag = one.dag;
+  c.times = one.times;
   c.backpressure_s = wait_for(in_memory ? one.replicated_s : one.persist_s, one.stall_s, interval);
   c.stall_s = one.stall_s + c.backpressure_s;
   if (in_memory) {
@@ -395,17 +416,20 @@ RunResult run_scenario(const Scenario& sc, const SimulationOptions& options) {
   if (options.keep_schedule) {
     sim.dag = dag;
     sim.times = std::make_shared<TaskTimes>(std::move(times));
-    sim.link_names = [layout_ptr, costs_ptr](TaskId id) {
-      std::vector<std::string> names;
-      for (const RoutedFlow& f : costs_ptr->flows(id))
-        for (LinkId l : f.links) names.push_back(layout_ptr->link(l).name);
-      std::sort(names.begin(), names.end());
-      names.erase(std::unique(names.begin(), names.end()), names.end());
-      return names;
-    };
+    sim.link_names = link_namer(layout_ptr, costs_ptr);
   }
   r.simulation = std::move(sim);
-  if (sc.checkpoint.enabled) r.checkpoint = simulate_checkpoint(sc, graph, r, options, layout);
+  if (sc.checkpoint.enabled) {
+    r.checkpoint = simulate_checkpoint(sc, graph, r, options, layout);
+    if (r.checkpoint->dag) {
+      // The trace shows the run with the checkpoint, so that its flows appear on their links.
+      auto& kept = *r.simulation;
+      kept.dag = r.checkpoint->dag;
+      kept.times = r.checkpoint->times;
+      kept.link_names = link_namer(layout_ptr, std::make_shared<const TaskCosts>(sc.hardware, sc.training.precision,
+                                                                                 layout, *kept.dag));
+    }
+  }
   if (sc.failures.enabled) r.run = simulate_run(sc, r);
   return r;
 }

@@ -640,12 +640,6 @@ class DagBuilder {
         Task t = base(TaskKind::checkpoint, stream, {r}, stage);
         t.deps = deps[i];
         fill(t, r);
-        // One client's requests to the object store, all its flows together, pay the request latency
-        // once per round of max_in_flight.
-        double to_store = 0.0;
-        for (const Flow& f : t.flows)
-          if (f.src.kind == DeviceKind::object_store || f.dst.kind == DeviceKind::object_store) to_store += f.bytes;
-        t.latency_steps = std::max(1, sc_.hardware.object_store.rounds(to_store));
         ids.push_back(dag_.add(std::move(t)));
       }
       return frontier_of(ids);

@@ -19,7 +19,7 @@ PlatformLayout::PlatformLayout(const HardwareSpec& hw, std::int64_t gpus)
 
 std::int64_t PlatformLayout::slot_width(Slot s) const {
   switch (s) {
-    case nvlink_tx: case nvlink_rx: case pcie_tx: case pcie_rx: return per_node_gpus_;
+    case nvlink_tx: case nvlink_rx: case pcie_tx: case pcie_rx: case store_client: return per_node_gpus_;
     case uplink_up: case uplink_down: return switches_;
     case nic_tx: case nic_rx: return nics_;
     default: return 1;
@@ -69,6 +69,7 @@ LinkSpec PlatformLayout::link(LinkId id) const {
     case cxl: return {name("cxl"), hw_.cxl.bandwidth.value, hw_.cxl.latency.value};
     case ssd_read: return {name("ssd_read"), ssd_count * hw_.local_ssd.read_bandwidth.value, 0.0};
     case ssd_write: return {name("ssd_write"), ssd_count * hw_.local_ssd.write_bandwidth.value, 0.0};
+    case store_client: return {name("store_client"), hw_.object_store.client_bandwidth(), 0.0};
     case slot_count: break;
   }
   throw std::logic_error("bad link id");
@@ -87,7 +88,7 @@ std::vector<std::int64_t> PlatformLayout::attached_gpus(LinkId id) const {
   std::int64_t node = 0;
   auto [slot, i] = decode(id, node);
   switch (slot) {
-    case nvlink_tx: case nvlink_rx: case pcie_tx: case pcie_rx: node_range(node, i, i + 1); break;
+    case nvlink_tx: case nvlink_rx: case pcie_tx: case pcie_rx: case store_client: node_range(node, i, i + 1); break;
     case uplink_up: case uplink_down:
       node_range(node, i * hw_.pcie.gpus_per_switch, std::min(per_node_gpus_, (i + 1) * hw_.pcie.gpus_per_switch));
       break;
@@ -151,8 +152,10 @@ std::vector<LinkId> PlatformLayout::route(const Device& src, const Device& dst, 
     const std::int64_t sw = g / hw_.pcie.gpus_per_switch;
     if (to_store) {
       const std::int64_t nic = g * nics_ / per_node_gpus_;
-      return sending ? std::vector<LinkId>{id(node, pcie_tx, g), id(node, nic_tx, nic)}
-                     : std::vector<LinkId>{id(node, nic_rx, nic), id(node, pcie_rx, g)};
+      std::vector<LinkId> links = sending ? std::vector<LinkId>{id(node, pcie_tx, g), id(node, nic_tx, nic)}
+                                          : std::vector<LinkId>{id(node, nic_rx, nic), id(node, pcie_rx, g)};
+      if (client_limited()) links.insert(sending ? links.end() : links.begin(), id(node, store_client, g));
+      return links;
     }
     return sending ? std::vector<LinkId>{id(node, pcie_tx, g), id(node, uplink_up, sw)}
                    : std::vector<LinkId>{id(node, uplink_down, sw), id(node, pcie_rx, g)};
@@ -174,12 +177,14 @@ std::vector<LinkId> PlatformLayout::route(const Device& src, const Device& dst, 
     // Node tiers reach the object store, and other nodes' tiers, through the rail's NIC.
     const bool across = src.kind != DeviceKind::object_store && dst.kind != DeviceKind::object_store &&
                         src.index != dst.index;
-    const std::int64_t nic = rail < 0 ? 0 : (rail % per_node_gpus_) * nics_ / per_node_gpus_;
+    const std::int64_t g = rail < 0 ? 0 : rail % per_node_gpus_, nic = g * nics_ / per_node_gpus_;
     if (nics_ > 0 && (dst.kind == DeviceKind::object_store || across)) {
       links.push_back(id(src.index, nic_tx, nic));
       if (across && oversubscribed()) links.push_back(id(src.index, fabric_up));
+      if (!across && client_limited()) links.push_back(id(src.index, store_client, g));
     }
     if (nics_ > 0 && (src.kind == DeviceKind::object_store || across)) {
+      if (!across && client_limited()) links.push_back(id(dst.index, store_client, g));
       if (across && oversubscribed()) links.push_back(id(dst.index, fabric_down));
       links.push_back(id(dst.index, nic_rx, nic));
     }

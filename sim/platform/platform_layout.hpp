@@ -7,7 +7,8 @@
 /// Per node: each GPU's NVLink port (send, receive) and x16 PCIe link (send, receive); each PCIe
 /// switch's uplink to the host (up, down); each NIC (send, receive); the node's share of an
 /// oversubscribed fabric (up, down; only on routes when oversubscription > 1); DRAM, CXL and the local SSDs
-/// (read, write) as links, so that their bandwidth shares with the buses on the same path. Two
+/// (read, write) as links, so that their bandwidth shares with the buses on the same path; per GPU
+/// its object-store client (the requests it keeps in flight over their latency). Two
 /// shared object-store links for the cluster (its write and read paths). Links are numbered, not
 /// stored: a 16k-GPU cluster has ~10^5 of them and a run touches a few.
 
@@ -48,13 +49,14 @@ class PlatformLayout {
 
  private:
   enum Slot : int { nvlink_tx, nvlink_rx, pcie_tx, pcie_rx, uplink_up, uplink_down, nic_tx, nic_rx, fabric_up,
-                    fabric_down, dram, cxl, ssd_read, ssd_write, slot_count };
+                    fabric_down, dram, cxl, ssd_read, ssd_write, store_client, slot_count };
   LinkId id(std::int64_t node, Slot slot, std::int64_t index = 0) const;
   std::pair<Slot, std::int64_t> decode(LinkId id, std::int64_t& node) const;
   std::int64_t slot_width(Slot s) const;
   std::vector<LinkId> send_side(std::int64_t rank, bool remote) const;
   std::vector<LinkId> receive_side(std::int64_t rank, bool remote) const;
   bool oversubscribed() const { return hw_.nic.oversubscription > 1.0; }
+  bool client_limited() const { return hw_.object_store.latency.value > 0.0; }
   LinkId object_store_write() const { return nodes_ * per_node_links_; }
   LinkId object_store_read() const { return nodes_ * per_node_links_ + 1; }
 

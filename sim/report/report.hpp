@@ -66,6 +66,8 @@ struct CheckpointResult {
   double overhead_fraction = 0.0;
   double restore_s = 0.0;        ///< every GPU reloading after a GPU failure (its nearest copy)
   std::map<std::string, Recovery> recovery;  ///< per failure kind: gpu, node, network
+  std::shared_ptr<const TaskDag> dag;      ///< the checkpointing run, kept only when a trace is wanted
+  std::shared_ptr<const TaskTimes> times;
   std::map<Tier, NodeTierPeak> staging;  ///< executed per-node tier peaks of the checkpointing run
 };
 

@@ -68,8 +68,9 @@ std::string trace_json(const TaskDag& dag, const TaskTimes& times, const LinkNam
                                           : fmt::format("{} mb{}", to_string(t.kind), t.microbatch);
     double bytes = 0.0;
     for (const Flow& f : t.flows) bytes += f.bytes;
-    const std::string args = fmt::format(R"({{"task":{},"iteration":{},"stage":{},"chunk":{},"flops":{:.6g},"bytes":{:.6g}}})",
-                                         id, t.iteration, t.stage, t.chunk, t.flops, bytes);
+    const std::string args =
+        fmt::format(R"({{"task":{},"kind":"{}","iteration":{},"stage":{},"chunk":{},"flops":{:.6g},"bytes":{:.6g}}})", id,
+                    to_string(t.kind), t.iteration, t.stage, t.chunk, t.flops, bytes);
     for (std::int64_t r : t.ranks) {
       append_event(out, name, to_string(t.kind).c_str(), r, static_cast<int>(t.stream), times.start[id], dur, args);
       if (!t.allocate.empty()) memory_events[r].emplace_back(times.start[id], 1, id);
