@@ -43,10 +43,10 @@ void register_builtin_policies(PolicyCatalog& catalog) {
                               "checkpoint.persist_every-th also goes to the later tiers (Gemini)"},
                 {"near_storage", "the optimizer runs on computational SSDs: 16-bit gradients down, 16-bit "
                                  "weights up; fp32 states stay on the SSD, so checkpoints need no transfer"}}});
-  catalog.add({"checkpoint_drain", "checkpoint.drain", "how a tiered checkpoint's last hop drains",
-               {{"eager", "as fast as the links allow, sharing them with training traffic"},
-                {"congestion_aware", "holds data in the previous tier while training traffic uses the links "
-                                     "(a scavenger flow that yields to every other flow)"}}});
+  catalog.add({"checkpoint_drain", "checkpoint.drain", "how a tiered checkpoint's background hops drain",
+               {{"eager", "as fast as the links allow, sharing them fairly with training and the snapshot"},
+                {"congestion_aware", "hold data in the tier it reached while other traffic uses the links "
+                                     "(scavenger flows that yield to every other flow)"}}});
   catalog.add({"checkpoint_tier", "checkpoint.tiers[]", "where checkpoint data can sit",
                {{"dram", "host DRAM"},
                 {"cxl", "CXL memory"},

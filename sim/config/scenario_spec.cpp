@@ -153,7 +153,7 @@ const ParamTable kCheckpoint = {
     {.key = "sharded", .kind = ParamKind::boolean, .default_value = true,
      .doc = "every DP rank writes its shard (false: one replica writes)"},
     {.key = "drain", .kind = ParamKind::choice, .default_value = "eager",
-     .doc = "tiered: how the last hop drains", .choices = names("checkpoint_drain")},
+     .doc = "tiered: how the background hops drain", .choices = names("checkpoint_drain")},
     {.key = "replicas", .kind = ParamKind::integer, .default_value = 1,
      .doc = "in_memory: peer nodes holding a copy of each node's snapshot", .min = 1, .max = 64},
     {.key = "persist_every", .kind = ParamKind::integer, .default_value = 10,

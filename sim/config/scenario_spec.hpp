@@ -72,7 +72,7 @@ struct CheckpointSpec {
   std::vector<Tier> tiers;
   bool sharded = true;
   std::int64_t chunks = 8;  ///< tiered: pieces pipelined through the tiers
-  std::string drain = "eager";     ///< tiered: eager or congestion_aware (yields links to training)
+  std::string drain = "eager";     ///< tiered: eager or congestion_aware (background hops yield their links)
   std::int64_t replicas = 1;       ///< in_memory: peer nodes holding each node's snapshot
   std::int64_t persist_every = 10; ///< in_memory: every n-th checkpoint is also persisted
 };

@@ -3,7 +3,8 @@
 /// The two executors over one task DAG. A task starts when its dependencies have finished and every
 /// stream it occupies is free (tasks of one stream run in program order, like CUDA streams).
 ///  - run_list_schedule: contention-free; each task takes its uncontended time.
-///  - run_des: SimGrid discrete-event simulation; concurrent flows share link bandwidth.
+///  - run_des: SimGrid discrete-event simulation; concurrent flows share link bandwidth, except
+///    background flows, which are suspended while any other flow uses one of their links.
 /// With no shared-link contention both give the same times.
 
 #include <vector>
