@@ -158,6 +158,19 @@ TEST_CASE("Invalid scenarios give one pinned line per error", "[input]") {
       {"gradients narrower than compute", with(base(), "/training/grad_precision", "fp8"), {},
        "inline.json: /training/grad_precision: fp8 is narrower than the compute precision bf16 (expected bf16 or "
        "wider)"},
+      {"near storage without computational SSDs",
+       with(base(), "/checkpoint", {{"strategy", "near_storage"}, {"tiers", {"local_ssd", "object_store"}}}), {},
+       "inline.json: /checkpoint/strategy: near_storage runs the optimizer on the SSDs: hardware dgx-a100-80g needs "
+       "local_ssd.computational=true"},
+      {"drain outside tiered", with(base(), "/checkpoint", {{"strategy", "async"}, {"drain", "congestion_aware"}}), {},
+       "inline.json: /checkpoint/drain: applies to the tiered strategy (got strategy async)"},
+      {"more in-memory replicas than peers",
+       with(base(), "/checkpoint", {{"strategy", "in_memory"}, {"tiers", {"dram"}}, {"replicas", 8}}), {},
+       "inline.json: /checkpoint: in_memory with 8 peer replica(s) needs at least 9 nodes (the scenario has 8); "
+       "lower checkpoint.replicas or add nodes"},
+      {"bad object-store redundancy", base(), {"hardware.object_store.redundancy=ec:0+2"},
+       "--set hardware.object_store.redundancy=ec:0+2: /hardware/object_store/redundancy: 'ec:0+2' is not a "
+       "redundancy scheme (expected none, replication:N with N >= 1 or ec:K+M with K >= 1, M >= 0)"},
       {"scenario is not an object", json::array({1, 2}), {},
        "inline.json: /: wrong type (got [1,2], expected an object)"},
   };
