@@ -123,7 +123,8 @@ class CheckpointSimulator {
         first = std::min(first, times.start[id]);
         done = std::max(done, times.finish[id]);
         if (t.stream == Stream::compute) blocking = std::max(blocking, times.finish[id]);
-        if (t.stream == Stream::checkpoint && t.flows.size() > 0 && t.flows.front().src.kind == DeviceKind::dram &&
+        // DRAM to DRAM is a copy to a peer node (tiers appear once each, so no hop moves DRAM to DRAM).
+        if (t.stream == Stream::checkpoint && !t.flows.empty() && t.flows.front().src.kind == DeviceKind::dram &&
             t.flows.front().dst.kind == DeviceKind::dram)
           replicated = std::max(replicated, times.finish[id]);
       }
@@ -135,7 +136,7 @@ class CheckpointSimulator {
       out.replicated_s = std::max(0.0, replicated - first);
       out.persist_s = std::max(0.0, done - first);
       const bool covered = done <= ends.back() || after >= interval;
-      if (covered || attempt == 2) {
+      if (covered || attempt + 1 == kMaxAttempts) {
         out.staging = analyse_schedule(dag, times, [](TaskId) { return std::string(); }, sc_.gpus,
                                        sc_.hardware.gpus_per_node)
                           .node_tiers;
@@ -156,6 +157,9 @@ class CheckpointSimulator {
   const PlatformLayout& layout_;
   /// Iterations simulated after a checkpoint at most: beyond them back-pressure is computed.
   static constexpr std::int64_t kMaxWindow = 64;
+  /// Re-simulations with a longer window when the background hops outlast it (each re-simulation
+  /// sizes the window from the last one's persist, so one is usually enough).
+  static constexpr int kMaxAttempts = 3;
 };
 
 /// Where a reload comes from.
@@ -176,14 +180,6 @@ double simulate_restore(const Scenario& sc, const TaskDag& shape, const std::vec
   const RankLayout ranks = rank_layout(sc);
   const StateBytes b = state_bytes(sc.training);
   const std::int64_t nodes = sc.nodes;
-  auto tier_device = [](Tier tier, std::int64_t node) {
-    switch (tier) {
-      case Tier::dram: return Device{DeviceKind::dram, node};
-      case Tier::cxl: return Device{DeviceKind::cxl, node};
-      case Tier::local_ssd: return Device{DeviceKind::local_ssd, node};
-      default: return Device{DeviceKind::object_store, 0};
-    }
-  };
   for (const auto& [rank, count] : shape.represents) {
     restore.resident[rank] = {};
     const std::int64_t node = ranks.node(rank);

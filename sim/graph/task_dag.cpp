@@ -65,6 +65,17 @@ std::string to_string(MemoryUse u) {
 
 double TaskTimes::makespan() const { return finish.empty() ? 0.0 : *std::max_element(finish.begin(), finish.end()); }
 
+Device tier_device(Tier tier, std::int64_t node) {
+  switch (tier) {
+    case Tier::dram: return {DeviceKind::dram, node};
+    case Tier::cxl: return {DeviceKind::cxl, node};
+    case Tier::local_ssd: return {DeviceKind::local_ssd, node};
+    case Tier::object_store: return {DeviceKind::object_store, 0};
+    default: break;
+  }
+  throw std::logic_error("not a storage tier: " + to_string(tier));
+}
+
 TaskId TaskDag::add(Task t) {
   if (tasks.size() >= std::numeric_limits<TaskId>::max()) throw std::length_error("task DAG too large");
   for (TaskId d : t.deps)

@@ -68,6 +68,10 @@ struct MemoryChange {
   double bytes = 0.0;
 };
 
+/// The device a storage tier is on: a node's DRAM, CXL memory or SSDs, or the shared object store.
+/// Throws std::logic_error for HBM or none.
+Device tier_device(Tier tier, std::int64_t node);
+
 /// One point-to-point stream of bytes. `remote` says whether it crosses nodes, which the executor
 /// needs when the destination is a folded-away rank it does not simulate.
 struct Flow {

@@ -190,16 +190,6 @@ class DagBuilder {
     return tier == Tier::local_ssd ? 1.0 : sc_.memory.offload.host_buffer_factor;
   }
 
-  static Device tier_device(Tier tier, std::int64_t node) {
-    switch (tier) {
-      case Tier::dram: return {DeviceKind::dram, node};
-      case Tier::cxl: return {DeviceKind::cxl, node};
-      case Tier::local_ssd: return {DeviceKind::local_ssd, node};
-      default: break;
-    }
-    throw std::logic_error("not an offload tier");
-  }
-
   /// One copy per lane between HBM and an offload tier of the lane's node.
   std::vector<TaskId> copies(int stage, const ChunkPos& pos, Stream stream, Tier tier, bool to_gpu, double bytes,
                              std::vector<MemoryChange> alloc, std::vector<MemoryChange> release, const Frontier& deps,
@@ -619,9 +609,7 @@ class DagBuilder {
     std::vector<Tier> tiers = sc_.checkpoint.tiers;
     if (in_memory && !options_.persist) tiers.resize(1);
     const bool yields = strategy == "tiered" && sc_.checkpoint.drain == "congestion_aware";
-    auto device = [&](Tier tier, std::int64_t rank) {
-      return tier == Tier::object_store ? Device{DeviceKind::object_store, 0} : tier_device(tier, layout_.node(rank));
-    };
+    auto device = [&](Tier tier, std::int64_t rank) { return tier_device(tier, layout_.node(rank)); };
     const Tier weights_at = sc_.memory.offload.params;
     const Tier states_at = near ? Tier::local_ssd : sc_.memory.offload.optimizer;
     auto& last = last_[static_cast<std::size_t>(stage)];
