@@ -83,7 +83,7 @@ TEST_CASE("Invalid scenarios give one pinned line per error", "[input]") {
        "iterations, flash_attention)"},
       {"unknown top-level key", with(base(), "/paralelism", json::object()), {},
        "inline.json: /paralelism: unknown key (got \"paralelism\", expected one of: name, description, model, "
-       "hardware, gpus, nodes, seed, training, parallelism, memory, checkpoint, failures)"},
+       "hardware, gpus, nodes, seed, training, parallelism, memory, checkpoint, failures, data)"},
       {"missing model", without(base(), "model"), {},
        "inline.json: /model: missing required key (expected a model name, path or object)"},
       {"unknown model", with(base(), "/model", "gpt5"), {},
@@ -171,6 +171,8 @@ TEST_CASE("Invalid scenarios give one pinned line per error", "[input]") {
       {"bad object-store redundancy", base(), {"hardware.object_store.redundancy=ec:0+2"},
        "--set hardware.object_store.redundancy=ec:0+2: /hardware/object_store/redundancy: 'ec:0+2' is not a "
        "redundancy scheme (expected none, replication:N with N >= 1 or ec:K+M with K >= 1, M >= 0)"},
+      {"dataset on a missing tier", with(base(), "/data", {{"tier", "cxl"}}), {},
+       "inline.json: /data/tier: cxl needs CXL memory (hardware dgx-a100-80g has cxl.capacity=0)"},
       {"scenario is not an object", json::array({1, 2}), {},
        "inline.json: /: wrong type (got [1,2], expected an object)"},
   };

@@ -74,6 +74,8 @@ const ParamTable kTop = {
      .doc = "recompute and offload"},
     {.key = "checkpoint", .kind = ParamKind::object, .doc = "checkpoint policy", .optional = true},
     {.key = "failures", .kind = ParamKind::object, .doc = "failure process", .optional = true},
+    {.key = "data", .kind = ParamKind::object,
+     .doc = "training-data loading (absent: the dataset is already in host memory)", .optional = true},
 };
 
 const ParamTable kTraining = {
@@ -158,6 +160,20 @@ const ParamTable kCheckpoint = {
      .doc = "in_memory: peer nodes holding a copy of each node's snapshot", .min = 1, .max = 64},
     {.key = "persist_every", .kind = ParamKind::integer, .default_value = 10,
      .doc = "in_memory: every n-th checkpoint also goes to the tiers after dram", .min = 1},
+};
+
+const ParamTable kData = {
+    {.key = "tier", .kind = ParamKind::choice, .default_value = "object_store", .doc = "where the dataset lives",
+     .choices = names("checkpoint_tier")},
+    {.key = "token_bytes", .kind = ParamKind::integer, .default_value = 0,
+     .doc = "bytes per stored token id (0: 2 below a 65,500-token vocabulary, else 4, as Megatron's indexed "
+            "datasets choose)", .min = 0, .max = 8},
+    {.key = "sample_bytes", .kind = ParamKind::quantity, .doc = "bytes read per sample (default: seq_len x token_bytes)",
+     .dim = Dimension::bytes, .min = 1, .optional = true},
+    {.key = "requests_per_sample", .kind = ParamKind::integer, .default_value = 1,
+     .doc = "random reads per sample", .min = 1, .max = 1000000},
+    {.key = "prefetch_iterations", .kind = ParamKind::integer, .default_value = 1,
+     .doc = "batches loaded ahead of the one in use (0: load when needed)", .min = 0, .max = 64},
 };
 
 /// Failures one run-level simulation may expect (it plays each one).
@@ -322,7 +338,7 @@ const std::map<std::string, const ParamTable*>& scenario_param_tables() {
   static const std::map<std::string, const ParamTable*> tables = {
       {"", &kTop},           {"training", &kTraining},     {"parallelism", &kParallelism},
       {"memory", &kMemory},  {"memory.offload", &kOffload}, {"checkpoint", &kCheckpoint},
-      {"failures", &kFailures}};
+      {"failures", &kFailures}, {"data", &kData}};
   return tables;
 }
 
@@ -461,6 +477,27 @@ Scenario parse_scenario(const json& doc, const SourceMap& sources) {
       fr.error("horizon", fmt::format("{:.3g} expected failures over the horizon (expected at most {:.0e}: shorten "
                                       "the horizon or raise the MTBF)", expected, kMaxExpectedFailures));
     f.seed = fr.integer("seed");
+  }
+
+  if (top.has("data")) {
+    ObjectReader dr(top.object("data"), "/data", kData, diag);
+    DataSpec& d = sc.data;
+    d.enabled = true;
+    d.tier = tier_from_string(dr.choice("tier"));
+    std::int64_t token_bytes = dr.integer("token_bytes");
+    // Megatron's indexed datasets store token ids as uint16 below a 65,500-token vocabulary, else int32.
+    if (token_bytes == 0) token_bytes = sc.model.vocab_size < 65500 ? 2 : 4;
+    d.sample_bytes = dr.has("sample_bytes") ? dr.quantity("sample_bytes")
+                                            : static_cast<double>(token_bytes * sc.training.seq_len);
+    d.requests_per_sample = dr.integer("requests_per_sample");
+    d.prefetch_iterations = dr.integer("prefetch_iterations");
+    if (d.tier == Tier::cxl && sc.hardware.cxl.capacity.value <= 0.0)
+      dr.error("tier", fmt::format("cxl needs CXL memory (hardware {} has cxl.capacity=0)", sc.hardware.name));
+    if (d.tier == Tier::local_ssd && sc.hardware.local_ssd.count == 0)
+      dr.error("tier", fmt::format("local_ssd needs local SSDs (hardware {} has local_ssd.count=0)", sc.hardware.name));
+    if (d.tier == Tier::object_store && sc.hardware.nic.count == 0)
+      dr.error("tier", fmt::format("object_store is reached over NICs (hardware {} has nic.count=0)",
+                                   sc.hardware.name));
   }
 
   // Cross-field checks only make sense on individually valid fields.

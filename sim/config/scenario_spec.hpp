@@ -90,6 +90,16 @@ struct FailureSpec {
   std::int64_t runs = 64;
 };
 
+/// Training data: each iteration the first pipeline stage reads its samples from `tier` into host
+/// memory, `prefetch_iterations` batches ahead.
+struct DataSpec {
+  bool enabled = false;
+  Tier tier = Tier::object_store;
+  double sample_bytes = 0.0;
+  std::int64_t requests_per_sample = 1;
+  std::int64_t prefetch_iterations = 1;
+};
+
 struct Scenario {
   std::string name;
   std::string description;
@@ -103,6 +113,7 @@ struct Scenario {
   MemorySpec memory;
   CheckpointSpec checkpoint;
   FailureSpec failures;
+  DataSpec data;
 
   /// Micro-batches per iteration per pipeline: global / (micro · dp).
   std::int64_t num_microbatches() const {

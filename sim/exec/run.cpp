@@ -27,6 +27,19 @@ std::string link_class(const std::string& name) {
   return s;
 }
 
+/// The data reads of the first iteration (every rank at once: the start-up burst) and of the last.
+DataResult data_reads(const Scenario& sc, const TaskDag& dag, const TaskTimes& times) {
+  DataResult d;
+  d.bytes_per_iteration = static_cast<double>(sc.training.global_batch_size) * sc.data.sample_bytes;
+  for (TaskId id = 0; id < dag.tasks.size(); ++id) {
+    const Task& t = dag.tasks[id];
+    if (t.kind != TaskKind::data_load) continue;
+    if (t.iteration == 0) d.startup_read_s = std::max(d.startup_read_s, times.finish[id]);
+    if (t.iteration == dag.iterations - 1) d.read_s = std::max(d.read_s, times.finish[id] - times.start[id]);
+  }
+  return d;
+}
+
 /// Names of the links each task's flows cross, for the trace.
 LinkNamer link_namer(std::shared_ptr<const PlatformLayout> layout, std::shared_ptr<const TaskCosts> costs) {
   return [layout, costs](TaskId id) {
@@ -409,6 +422,14 @@ RunResult run_scenario(const Scenario& sc, const SimulationOptions& options) {
   sim.analysis = analyse_schedule(*dag, times, bottleneck, sc.gpus, sc.hardware.gpus_per_node);
   sim.contention_time = sim.analysis.iteration_time - sim.contention_free_iteration_time;
   sim.throughput = throughput(sc, r, sim.analysis);
+  if (sc.data.enabled) {
+    r.data = data_reads(sc, *dag, times);
+    // The breakdown averages over every GPU; only the first stage's read, and the others see the
+    // delay as bubble.
+    const auto& exposed = sim.analysis.breakdown.exposed_comm;
+    if (auto it = exposed.find(TaskKind::data_load); it != exposed.end())
+      r.data->stall_s = it->second * static_cast<double>(sc.parallelism.pp);
+  }
   if (options.keep_schedule) {
     sim.dag = dag;
     sim.times = std::make_shared<TaskTimes>(std::move(times));

@@ -23,6 +23,7 @@ std::string to_string(TaskKind k) {
     case TaskKind::offload: return "offload";
     case TaskKind::host_optimizer: return "host_optimizer";
     case TaskKind::checkpoint: return "checkpoint";
+    case TaskKind::data_load: return "data_load";
   }
   return "task";
 }
@@ -47,6 +48,7 @@ std::string to_string(Stream s) {
     case Stream::checkpoint: return "checkpoint";
     case Stream::checkpoint_2: return "checkpoint_2";
     case Stream::checkpoint_3: return "checkpoint_3";
+    case Stream::data: return "data";
   }
   return "stream";
 }

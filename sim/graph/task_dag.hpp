@@ -29,8 +29,9 @@ enum class TaskKind : std::uint8_t {
   offload,       ///< a copy between HBM and an offload tier (activations, parameters, gradients)
   host_optimizer,  ///< the optimizer step on the host CPU (ZeRO-Offload)
   checkpoint,      ///< a checkpoint snapshot or persist hop
+  data_load,       ///< reading an iteration's training samples into host memory
 };
-inline constexpr int kNumTaskKinds = 11;
+inline constexpr int kNumTaskKinds = 12;
 std::string to_string(TaskKind k);
 bool is_compute(TaskKind k);
 
@@ -52,9 +53,10 @@ enum class Stream : std::uint8_t {
   host,
   checkpoint,    ///< background persist: the hop after the snapshot
   checkpoint_2,  ///< the next hop (a tiered checkpoint pipelines its hops)
-  checkpoint_3
+  checkpoint_3,
+  data,  ///< training-data reads
 };
-inline constexpr int kNumStreams = 14;
+inline constexpr int kNumStreams = 15;
 std::string to_string(Stream s);
 
 enum class MemoryUse : std::uint8_t { params, gradients, optimizer, activations, workspace, buffers };

@@ -1,6 +1,7 @@
 #include "sim/graph/training_dag.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <optional>
 #include <stdexcept>
@@ -118,6 +119,7 @@ class DagBuilder {
       grad_out_.assign(static_cast<std::size_t>(part_.stages), {});
       act_copies_.assign(static_cast<std::size_t>(part_.stages), {});
       dp_tasks_.assign(static_cast<std::size_t>(part_.stages), {});
+      if (sc_.data.enabled) emit_data_load();
       std::vector<std::size_t> next(static_cast<std::size_t>(part_.stages), 0);
       bool pending = true;
       while (pending) {
@@ -588,6 +590,53 @@ class DagBuilder {
                   frontier_of(done));
   }
 
+  /// This iteration's training samples: each rank of the first stage reads its share (its replica's
+  /// samples over the TP group) from the data tier into host memory, on its data stream, as
+  /// requests_per_sample random reads per sample. The read waits until the batch `prefetch_iterations`
+  /// before it is in use (its first forward has run); without prefetching, until the previous
+  /// iteration ends. The first iteration's forward waits for the read. The first reads of a run
+  /// start together: every node's start-up burst.
+  void emit_data_load() {
+    const DataSpec& d = sc_.data;
+    auto& last = last_[0];
+    auto& first_forward = first_forward_;
+    // The first forward of each iteration on stage 0, found after the fact (stage 0's first task).
+    if (iteration_ > 0 && first_forward.size() < static_cast<std::size_t>(iteration_)) {
+      std::vector<TaskId> ids(lanes_.size());
+      for (std::size_t i = 0; i < lanes_.size(); ++i)
+        for (TaskId id = iteration_start_; id < dag_.tasks.size(); ++id) {
+          const Task& t = dag_.tasks[id];
+          if (t.kind == TaskKind::forward && t.rank() == rank_of(0, lanes_[i])) {
+            ids[i] = id;
+            break;
+          }
+        }
+      first_forward.push_back(ids);
+    }
+    iteration_start_ = static_cast<TaskId>(dag_.tasks.size());
+    if (d.tier == Tier::dram) return;  // already in host memory
+    const double samples = static_cast<double>(sc_.training.global_batch_size) / static_cast<double>(layout_.dp) /
+                           static_cast<double>(layout_.tp);
+    const double bytes = samples * d.sample_bytes;
+    const double requests = std::ceil(samples * static_cast<double>(d.requests_per_sample));
+    const std::int64_t ahead = d.prefetch_iterations;
+    for (std::size_t i = 0; i < lanes_.size(); ++i) {
+      const std::int64_t r = rank_of(0, lanes_[i]);
+      Task t = base(TaskKind::data_load, Stream::data, {r}, 0);
+      set_pos(t, {0, -1, -1});
+      Flow f{tier_device(d.tier, layout_.node(r)), tier_device(Tier::dram, layout_.node(r)), bytes, false};
+      f.rail = r;
+      t.flows.push_back(f);
+      // Requests keep max_in_flight outstanding; each round pays the request latency.
+      t.latency_steps = static_cast<int>(
+          std::ceil(requests / static_cast<double>(sc_.hardware.object_store.max_in_flight)));
+      if (ahead == 0) t.deps = last[i];
+      else if (iteration_ - ahead >= 0) t.deps = {first_forward[static_cast<std::size_t>(iteration_ - ahead)][i]};
+      const TaskId id = dag_.add(std::move(t));
+      last[i].push_back(id);
+    }
+  }
+
   /// One checkpoint of the stage's ranks through `checkpoint.tiers`. The first hop (the snapshot)
   /// blocks training; `sync` blocks for every hop; `async` persists the later hops in the background,
   /// one after the other; `tiered` cuts the checkpoint into `checkpoint.chunks` pieces that stream
@@ -696,6 +745,8 @@ class DagBuilder {
   int checkpoint_after_ = -1;
   DagOptions options_;
   bool near_storage_ = false;  ///< the optimizer runs on computational SSDs
+  std::vector<std::vector<TaskId>> first_forward_;  ///< per iteration, stage 0's first forward per lane
+  TaskId iteration_start_ = 0;                       ///< the first task of the current iteration
   double act_bytes_ = 2.0, hidden_bytes_ = 0.0;
   StateBytes states_;
   int m_ = 1, chunks_ = 1, iteration_ = 0;

@@ -92,10 +92,14 @@ json simulation_json(const SimulationResult& sim) {
                     {"exposed_comm_s", b.exposed_total()},
                     {"exposed_offload_s", b.exposed_offload()},
                     {"bubble_s", b.bubble}};
-  for (TaskKind k : {TaskKind::tp_comm, TaskKind::pp_transfer, TaskKind::dp_comm, TaskKind::param_gather}) {
+  auto exposed = [&](TaskKind k) {
     auto it = b.exposed_comm.find(k);
-    breakdown["exposed_" + to_string(k) + "_s"] = it == b.exposed_comm.end() ? 0.0 : it->second;
-  }
+    return it == b.exposed_comm.end() ? 0.0 : it->second;
+  };
+  for (TaskKind k : {TaskKind::tp_comm, TaskKind::pp_transfer, TaskKind::dp_comm, TaskKind::param_gather})
+    breakdown["exposed_" + to_string(k) + "_s"] = exposed(k);
+  // The GPU idle while only its next batch is loading.
+  breakdown["data_stall_s"] = exposed(TaskKind::data_load);
   json path_kinds = json::object(), path_links = json::object();
   for (const auto& [k, sec] : a.critical_path.seconds) path_kinds[to_string(k) + "_s"] = sec;
   for (const auto& [l, sec] : a.critical_path.links) path_links[l + "_s"] = sec;
@@ -249,6 +253,15 @@ json make_report(const Scenario& sc, const RunResult& r) {
     report["run"]["goodput_at_young"] = advice ? json(g.goodput_at_young) : json(nullptr);
     report["run"]["goodput_at_daly"] = advice ? json(g.goodput_at_daly) : json(nullptr);
   }
+  if (r.data) {
+    report["data"] = {{"tier", to_string(sc.data.tier)},
+                      {"sample_bytes", sc.data.sample_bytes},
+                      {"bytes_per_iteration", r.data->bytes_per_iteration},
+                      {"prefetch_iterations", sc.data.prefetch_iterations},
+                      {"read_s", r.data->read_s},
+                      {"stall_s", r.data->stall_s},
+                      {"startup_read_s", r.data->startup_read_s}};
+  }
   if (r.checkpoint) {
     const CheckpointResult& c = *r.checkpoint;
     json staging = json::object();
@@ -361,6 +374,12 @@ std::string summary_table(const Scenario& sc, const RunResult& r) {
                      pct(b.recompute), pct(exposed(TaskKind::tp_comm)), pct(exposed(TaskKind::pp_transfer)),
                      pct(exposed(TaskKind::dp_comm)), pct(exposed(TaskKind::param_gather)), pct(b.exposed_offload()),
                      pct(b.bubble)));
+  }
+  if (r.data) {
+    const double stall = r.data->stall_s;
+    line(fmt::format("data       {} per iteration from {}: read {}, stall {}, start-up burst {}",
+                     format_bytes(r.data->bytes_per_iteration), to_string(sc.data.tier),
+                     format_seconds(r.data->read_s), format_seconds(stall), format_seconds(r.data->startup_read_s)));
   }
   if (r.checkpoint) {
     const CheckpointResult& c = *r.checkpoint;

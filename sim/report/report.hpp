@@ -45,7 +45,14 @@ struct SimulationResult {
   LinkNamer link_names;
 };
 
-/// One checkpoint, simulated on the same platform as training (its flows share the links).
+/// Training-data reads in the simulated iterations (per reading rank: the first stage's).
+struct DataResult {
+  double bytes_per_iteration = 0.0;  ///< the whole cluster
+  double read_s = 0.0;               ///< the steady iteration's read, longest over ranks
+  double startup_read_s = 0.0;       ///< until every rank has its first batch (all nodes reading at once)
+  double stall_s = 0.0;              ///< a reading GPU idle, waiting for its batch, per iteration
+};
+
 /// What a failure of one kind leaves to restart from.
 struct Recovery {
   bool survives = true;    ///< some copy of the checkpoint outlives this kind of failure
@@ -53,6 +60,7 @@ struct Recovery {
   double restore_s = 0.0;  ///< every GPU reloading from that copy at once
 };
 
+/// One checkpoint, simulated on the same platform as training (its flows share the links).
 struct CheckpointResult {
   std::string strategy;
   double size_bytes = 0.0;       ///< the whole checkpoint
@@ -91,6 +99,7 @@ struct RunResult {
   MemoryEstimate memory;
   std::optional<SimulationResult> simulation;
   std::optional<CheckpointResult> checkpoint;
+  std::optional<DataResult> data;
   std::optional<RunLevelResult> run;
 };
 

@@ -11,7 +11,9 @@ namespace strata {
 double TimeBreakdown::exposed_total() const {
   double total = 0.0;
   for (const auto& [kind, s] : exposed_comm)
-    if (kind != TaskKind::offload && kind != TaskKind::host_optimizer && kind != TaskKind::checkpoint) total += s;
+    if (kind != TaskKind::offload && kind != TaskKind::host_optimizer && kind != TaskKind::checkpoint &&
+        kind != TaskKind::data_load)
+      total += s;
   return total;
 }
 
@@ -27,10 +29,11 @@ namespace {
 /// What a GPU is doing when several of its streams are busy: compute hides communication, and
 /// among transfers the one nearest the critical path is named (TP blocks compute directly, then
 /// pipeline transfers, then ZeRO gathers, then gradient reduction, then offload copies and the
-/// host's optimizer step).
-constexpr std::array<TaskKind, 9> kPriority = {TaskKind::forward,      TaskKind::recompute,    TaskKind::tp_comm,
-                                               TaskKind::pp_transfer,  TaskKind::param_gather, TaskKind::dp_comm,
-                                               TaskKind::offload,      TaskKind::host_optimizer, TaskKind::checkpoint};
+/// host's optimizer step, checkpoints, and last the data reads: a GPU idle while only its next
+/// batch is loading waits for data).
+constexpr std::array<TaskKind, 10> kPriority = {
+    TaskKind::forward, TaskKind::recompute, TaskKind::tp_comm,        TaskKind::pp_transfer, TaskKind::param_gather,
+    TaskKind::dp_comm, TaskKind::offload,   TaskKind::host_optimizer, TaskKind::checkpoint,  TaskKind::data_load};
 
 int category(TaskKind k) {
   if (k == TaskKind::backward || k == TaskKind::optimizer) return 0;
