@@ -279,3 +279,47 @@ TEST_CASE("The shipped DRAM-overflow scenario reports the async staging overfill
     found = found || (o["found_by"] == "checkpoint" && o["tier"] == "dram");
   CHECK(found);
 }
+
+TEST_CASE("Redundant computation: replicas cost HBM and time, restore from the previous stage, no checkpoint stall",
+          "[analytic][checkpoint]") {
+  // Bamboo (seed 000's redundant computation): every stage also holds the next stage's weights and
+  // optimizer states; a failed rank's state comes from the previous stage's GPU over the network.
+  const std::string name = "llama-3-70b-h100-cxl-async";
+  const std::vector<std::string> redundant = {"checkpoint.strategy=redundant_compute"};
+  const Scenario sc = test::load(name, redundant);
+  const RunResult r = run(name, redundant);
+  const RunResult plain = run(name, {});
+  const CheckpointResult& c = *r.checkpoint;
+
+  // HBM: + the next stage's 16-bit weights and (sharded) fp32 optimizer states.
+  const double dp = static_cast<double>(sc.parallelism.dp);
+  const StateBytes b = state_bytes(sc.training);
+  test::Comparison table("Redundant computation, Llama 3 70B on 64 H100", "B or s");
+  for (std::size_t s = 0; s < r.memory.stages.size(); ++s) {
+    const double next = r.memory.stages[(s + 1) % r.memory.stages.size()].parameters;
+    table.add(fmt::format("stage {} HBM: + next stage's weights and optimizer shard", s),
+              b.weights * next + b.optimizer * next / dp,
+              r.memory.stages[s].hbm.total() - plain.memory.stages[s].hbm.total());
+  }
+  // Restore: the rank's state (its checkpoint share) over the NIC from the previous stage (another node).
+  const double nic = sc.hardware.nic.bandwidth.value * sc.hardware.efficiency.network;
+  table.add("restore = rank state / NIC", c.max_rank_bytes / nic + sc.hardware.nic.latency.value, c.restore_s);
+  table.print();
+  CHECK(table.max_error() <= 0.01);
+
+  CHECK(c.stall_s == 0.0);
+  CHECK(c.recovery.at("node").survives);  // the stages of this layout sit on different nodes
+  CHECK(c.redundant_overhead_s == Approx(r.simulation->throughput.iteration_time -
+                                         plain.simulation->throughput.iteration_time).epsilon(1e-9));
+  // Lost work is at most the iteration a failure interrupts.
+  CHECK(r.run->lost_work_s <= r.run->failures * r.simulation->throughput.iteration_time + 1e-9);
+  // Golden ordering at the Llama 3 failure rate: redundancy wins goodput but loses tokens/s to a
+  // cheap async checkpoint, since its extra forward and step cost more than the failures do.
+  CHECK(r.run->goodput > plain.run->goodput);
+  CHECK(r.run->effective_tokens_per_s < plain.run->effective_tokens_per_s);
+
+  // Stages that share a node die together: a node failure leaves no replica.
+  const RunResult one_node = run("llama-2-7b-rtx4090-pipeline", redundant);
+  CHECK_FALSE(one_node.checkpoint->recovery.at("node").survives);
+  CHECK(one_node.checkpoint->recovery.at("gpu").survives);
+}

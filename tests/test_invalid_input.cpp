@@ -173,6 +173,10 @@ TEST_CASE("Invalid scenarios give one pinned line per error", "[input]") {
        "redundancy scheme (expected none, replication:N with N >= 1 or ec:K+M with K >= 1, M >= 0)"},
       {"dataset on a missing tier", with(base(), "/data", {{"tier", "cxl"}}), {},
        "inline.json: /data/tier: cxl needs CXL memory (hardware dgx-a100-80g has cxl.capacity=0)"},
+      {"redundant computation without a pipeline", with(base(), "/checkpoint", {{"strategy", "redundant_compute"}}),
+       {"parallelism.pp=1", "parallelism.schedule=1f1b", "parallelism.virtual_stages=1", "gpus=8"},
+       "inline.json: /checkpoint/strategy: redundant_compute keeps each pipeline stage's replica on the stage before "
+       "it: needs pp >= 2 (got pp=1)"},
       {"scenario is not an object", json::array({1, 2}), {},
        "inline.json: /: wrong type (got [1,2], expected an object)"},
   };

@@ -41,6 +41,9 @@ void register_builtin_policies(PolicyCatalog& catalog) {
                 {"tiered", "GPU -> CXL/DRAM -> local SSD -> object store, pipelined in checkpoint.chunks pieces"},
                 {"in_memory", "snapshot to DRAM, copy to checkpoint.replicas peer nodes' DRAM; every "
                               "checkpoint.persist_every-th also goes to the later tiers (Gemini)"},
+                {"redundant_compute", "no checkpoint: each pipeline stage keeps the next stage's weights and "
+                                      "optimizer states and runs its forward and step redundantly (Bamboo); a "
+                                      "failure loses at most the current iteration"},
                 {"near_storage", "the optimizer runs on computational SSDs: 16-bit gradients down, 16-bit "
                                  "weights up; fp32 states stay on the SSD, so checkpoints need no transfer"}}});
   catalog.add({"checkpoint_drain", "checkpoint.drain", "how a tiered checkpoint's background hops drain",

@@ -447,6 +447,14 @@ Scenario parse_scenario(const json& doc, const SourceMap& sources) {
         ck.error("strategy", "near_storage places the optimizer on the SSDs itself (expected "
                              "memory.offload.optimizer none)");
     }
+    if (strategy == "redundant_compute") {
+      if (sc.parallelism.pp < 2)
+        ck.error("strategy", fmt::format("redundant_compute keeps each pipeline stage's replica on the stage "
+                                         "before it: needs pp >= 2 (got pp={})", sc.parallelism.pp));
+      if (sc.memory.offload.optimizer != Tier::none)
+        ck.error("strategy", "redundant_compute keeps the replica's optimizer states in HBM (expected "
+                             "memory.offload.optimizer none)");
+    }
     if (strategy == "in_memory") {
       if (first != Tier::dram && !tiers.empty())
         ck.error("tiers", fmt::format("in_memory keeps snapshots in host memory: the first tier must be dram "

@@ -175,6 +175,12 @@ class CheckpointSimulator {
   static constexpr int kMaxAttempts = 3;
 };
 
+/// The rank holding `rank`'s replica under redundant computation: the same lane one stage before.
+std::int64_t previous_stage_rank(const RankLayout& ranks, std::int64_t rank) {
+  const std::int64_t stage = (ranks.stage_of(rank) + ranks.pp - 1) % ranks.pp;
+  return ranks.rank(stage, ranks.dp_index(rank), ranks.tp_index(rank));
+}
+
 /// Where a reload comes from.
 enum class RestoreSource {
   last_tier,   ///< the last checkpoint tier (a node tier of the rank's node, or the object store)
@@ -182,6 +188,7 @@ enum class RestoreSource {
   peer_dram,   ///< in_memory: a peer node's copy, over the NICs
   local_ssd,   ///< near_storage: the 16-bit weights from the SSDs (the states stay there)
   object_store_near,  ///< near_storage after losing the node: states to the new SSDs, weights up
+  previous_stage,     ///< redundant_compute: the replica on the previous stage's GPU
 };
 
 /// Every simulated GPU reloading at once from `source`; returns the makespan.
@@ -216,6 +223,11 @@ double simulate_restore(const Scenario& sc, const TaskDag& shape, const std::vec
         hops.push_back({tier_device(Tier::object_store, 0), tier_device(Tier::local_ssd, node), bytes});
         hops.push_back({tier_device(Tier::local_ssd, node), Device::gpu(rank), weights, false, true});
         break;
+      case RestoreSource::previous_stage: {
+        const std::int64_t from = previous_stage_rank(ranks, rank);
+        hops.push_back({Device::gpu(from), Device::gpu(rank), bytes, ranks.node(from) != node});
+        break;
+      }
     }
     std::vector<TaskId> prev;
     for (std::size_t h = 0; h < hops.size(); ++h) {
@@ -248,6 +260,29 @@ CheckpointResult simulate_checkpoint(const Scenario& sc, const ComputeGraph& gra
     c.max_rank_bytes = std::max(c.max_rank_bytes, per_rank[s]);
   }
   const CheckpointSimulator sim(sc, graph, r, options, layout);
+  if (spec.strategy == "redundant_compute") {
+    // No checkpoint: the cost is the slower iteration (against the same run without the replicas);
+    // a failed rank's state comes from the previous stage's GPU, unless one node held both.
+    Scenario plain = sc;
+    plain.checkpoint.enabled = false;
+    const MemoryEstimate plain_memory = estimate_memory(plain, graph, r.partition);
+    const TaskDag dag = build_training_dag(plain, graph, r.partition, plain_memory, {options.fold, -1, 2});
+    const auto [s0, e0] = last_iteration_window(dag, sim.simulate(dag));
+    const double T = r.simulation->throughput.iteration_time;
+    c.redundant_overhead_s = T - (e0 - s0);
+    c.overhead_fraction = c.redundant_overhead_s / (e0 - s0);
+    const TaskDag shape = build_training_dag(sc, graph, r.partition, r.memory, {options.fold, -1, 1});
+    const RankLayout ranks = rank_layout(sc);
+    bool apart = true;  // every replica on another node than the rank it protects
+    for (std::int64_t rank = 0; rank < sc.gpus; ++rank)
+      apart = apart && ranks.node(previous_stage_rank(ranks, rank)) != ranks.node(rank);
+    const Recovery replica{true, 0.0, simulate_restore(sc, shape, per_rank, RestoreSource::previous_stage, sim)};
+    c.recovery["gpu"] = replica;
+    c.recovery["network"] = replica;
+    c.recovery["node"] = apart ? replica : Recovery{false, 0.0, 0.0};
+    c.restore_s = replica.restore_s;
+    return c;
+  }
   const double T = sim.baseline();
   const double interval = static_cast<double>(spec.interval_iterations) * r.simulation->throughput.iteration_time;
   const bool in_memory = spec.strategy == "in_memory", near = spec.strategy == "near_storage";
@@ -320,9 +355,11 @@ RunLevelResult simulate_run(const Scenario& sc, const RunResult& r) {
   RunCycle cycle;
   cycle.restart_s = f.restart_time.value;
   cycle.checkpoints = r.checkpoint.has_value();
+  // Redundant computation keeps every iteration's state: nothing older than the iteration is lost.
+  const bool redundant = sc.checkpoint.strategy == "redundant_compute";
   if (r.checkpoint) {
     const CheckpointResult& k = *r.checkpoint;
-    cycle.work_s = static_cast<double>(sc.checkpoint.interval_iterations) * iteration;
+    cycle.work_s = (redundant ? 1.0 : static_cast<double>(sc.checkpoint.interval_iterations)) * iteration;
     cycle.stall_s = k.stall_s;
     cycle.durable_s = std::max(k.persist_s, k.stall_s);
     cycle.restore_s = k.restore_s;
@@ -348,8 +385,8 @@ RunLevelResult simulate_run(const Scenario& sc, const RunResult& r) {
   out.restore_s = g.restore_s.mean;
   out.checkpoint_s = g.checkpoint_s.mean;
   out.effective_tokens_per_s = g.goodput.mean * r.simulation->throughput.tokens_per_s;
-  if (r.checkpoint) {
-    out.first_order_goodput = first_order_goodput(cycle, law.mtbf_s);
+  if (r.checkpoint) out.first_order_goodput = first_order_goodput(cycle, law.mtbf_s);
+  if (r.checkpoint && !redundant) {
     out.young_interval_s = young_interval(cycle.stall_s, law.mtbf_s);
     out.daly_interval_s = daly_interval(cycle.stall_s, law.mtbf_s);
     // Goodput if checkpoints came at those intervals (whole iterations, at least one).

@@ -181,6 +181,12 @@ MemoryEstimate estimate_memory(const Scenario& sc, const ComputeGraph& graph, co
       sm.offloaded_states[off.params] += bytes.weights * N / dp;
       weights = 0.0;
     }
+    if (sc.checkpoint.enabled && sc.checkpoint.strategy == "redundant_compute" && part.stages > 1) {
+      // Bamboo: the stage also holds the next stage's weights and optimizer states (its replica).
+      const double next = contents[static_cast<std::size_t>((s + 1) % part.stages)].params;
+      weights += bytes.weights * next / (zero >= 3 ? dp : 1.0);
+      optim += bytes.optimizer * next / (shard_optimizer ? dp : 1.0);
+    }
     sm.hbm.params = weights;
     sm.hbm.gradients = grads;
     sm.hbm.optimizer = optim;

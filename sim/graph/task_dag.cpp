@@ -24,12 +24,14 @@ std::string to_string(TaskKind k) {
     case TaskKind::host_optimizer: return "host_optimizer";
     case TaskKind::checkpoint: return "checkpoint";
     case TaskKind::data_load: return "data_load";
+    case TaskKind::redundant: return "redundant";
   }
   return "task";
 }
 
 bool is_compute(TaskKind k) {
-  return k == TaskKind::forward || k == TaskKind::backward || k == TaskKind::recompute || k == TaskKind::optimizer;
+  return k == TaskKind::forward || k == TaskKind::backward || k == TaskKind::recompute || k == TaskKind::optimizer ||
+         k == TaskKind::redundant;
 }
 
 std::string to_string(Stream s) {

@@ -30,8 +30,9 @@ enum class TaskKind : std::uint8_t {
   host_optimizer,  ///< the optimizer step on the host CPU (ZeRO-Offload)
   checkpoint,      ///< a checkpoint snapshot or persist hop
   data_load,       ///< reading an iteration's training samples into host memory
+  redundant,       ///< redundant computation of the next stage's work (Bamboo)
 };
-inline constexpr int kNumTaskKinds = 12;
+inline constexpr int kNumTaskKinds = 13;
 std::string to_string(TaskKind k);
 bool is_compute(TaskKind k);
 
@@ -42,7 +43,7 @@ bool is_compute(TaskKind k);
 enum class Stream : std::uint8_t {
   compute,
   tp_comm,
-  p2p,  ///< unused by the training DAG (its p2p blocks the compute stream); kept for asynchronous p2p
+  p2p,  ///< asynchronous point-to-point (the training DAG's own p2p blocks the compute stream)
   dp_comm,
   gather,
   offload_out,

@@ -98,6 +98,7 @@ class DagBuilder {
     hidden_bytes_ = act_bytes_ * static_cast<double>(tr.seq_len * tr.micro_batch_size * sc.model.hidden_size);
     states_ = state_bytes(tr);
     near_storage_ = sc.checkpoint.enabled && sc.checkpoint.strategy == "near_storage";
+    redundant_ = sc.checkpoint.enabled && sc.checkpoint.strategy == "redundant_compute";
     m_ = static_cast<int>(sc.num_microbatches());
     chunks_ = part.stages * part.virtual_stages;
     for (std::int64_t d = 0; d < (fold_ ? 1 : layout_.dp); ++d)
@@ -138,6 +139,11 @@ class DagBuilder {
         if (pending && !progress) throw std::logic_error("pipeline schedule deadlocks");
       }
       for (int s = 0; s < part_.stages; ++s) emit_optimizer(s);
+      if (redundant_)
+        for (int s = 0; s < part_.stages; ++s) {
+          const int next = part_.chunks[static_cast<std::size_t>(successor(s))].stage;
+          emit_redundant_step(s, mem_.stages[static_cast<std::size_t>(next)].parameters / optimizer_shards());
+        }
       if (it == checkpoint_after_) {
         iteration_ = it + 1;
         for (int s = 0; s < part_.stages; ++s) emit_checkpoint(s);
@@ -365,7 +371,13 @@ class DagBuilder {
       }
     }
     const int to_chunk = u.forward ? u.chunk + 1 : u.chunk - 1;
-    if (to_chunk < 0 || to_chunk >= chunks_) return;
+    if (to_chunk >= 0 && to_chunk < chunks_) send(stage, u, to_chunk);
+    if (redundant_ && u.forward) emit_redundant_forward(stage, u);
+  }
+
+  /// The unit's output (activation or input gradient) to the stage of the next chunk.
+  void send(int stage, const PipelineUnit& u, int to_chunk) {
+    auto& last = last_[static_cast<std::size_t>(stage)];
     const int to_stage = part_.chunks[static_cast<std::size_t>(to_chunk)].stage;
     std::vector<TaskId> sends;
     for (std::size_t i = 0; i < lanes_.size(); ++i) {
@@ -380,6 +392,53 @@ class DagBuilder {
       sends.push_back(dag_.add(std::move(t)));
     }
     p2p_[{u.chunk, u.microbatch, u.forward}] = sends;
+  }
+
+  /// The model chunk whose replica a chunk's stage keeps (redundant computation): the next one.
+  int successor(int chunk) const { return (chunk + 1) % chunks_; }
+
+  /// Redundant computation (Bamboo, Thorpe et al. NSDI 2023; seed 000): after its own forward and
+  /// send, the stage runs the forward of the successor chunk's layers on the same input, with their
+  /// TP collectives, so that it can take over if the successor fails. Its activations are not kept
+  /// (Bamboo's lazy backward runs only after a failure).
+  void emit_redundant_forward(int stage, const PipelineUnit& u) {
+    const ModelChunk& next = part_.chunks[static_cast<std::size_t>(successor(u.chunk))];
+    double flops = 0.0, bytes = 0.0;
+    int collectives = 0;
+    for (int l = next.first_layer; l < next.first_layer + next.num_layers; ++l) {
+      const LayerWork& w = work_[static_cast<std::size_t>(l)];
+      flops += w.fwd_flops;
+      bytes += w.fwd_bytes;
+      collectives += w.tp_fwd;
+    }
+    auto& last = last_[static_cast<std::size_t>(stage)];
+    const ChunkPos pos{u.chunk, u.microbatch, -1};
+    auto ids = per_lane(stage, TaskKind::redundant, pos, flops, bytes, {}, {}, last);
+    last = tp_collectives(stage, collectives, pos, ids);
+  }
+
+  /// Redundant computation keeps the successor's replica current: after the successor's gradients
+  /// are reduced they come over (its shard, in the gradient precision) and this stage runs the
+  /// successor's optimizer step on its copy of the states.
+  void emit_redundant_step(int stage, double params) {
+    const int next_stage = part_.chunks[static_cast<std::size_t>(successor(stage))].stage;
+    const auto& reduced = dp_tasks_[static_cast<std::size_t>(next_stage)];
+    const auto& next_last = last_[static_cast<std::size_t>(next_stage)];
+    auto& last = last_[static_cast<std::size_t>(stage)];
+    std::vector<TaskId> received;
+    for (std::size_t i = 0; i < lanes_.size(); ++i) {
+      const std::int64_t src = rank_of(next_stage, lanes_[i]), dst = rank_of(stage, lanes_[i]);
+      Task t = base(TaskKind::pp_transfer, Stream::p2p, {dst}, stage);
+      set_pos(t, {0, -1, -1});
+      t.flows.push_back({Device::gpu(src), Device::gpu(dst), params * states_.gradients,
+                         layout_.node(src) != layout_.node(dst)});
+      t.deps = reduced.empty() ? next_last[i] : std::vector<TaskId>{reduced.back()};
+      received.push_back(dag_.add(std::move(t)));
+    }
+    Frontier deps = last;
+    for (std::size_t i = 0; i < lanes_.size(); ++i) deps[i].push_back(received[i]);
+    const double per_param = 2.0 * states_.optimizer + states_.gradients + states_.weights;
+    last = frontier_of(per_lane(stage, TaskKind::redundant, {0, -1, -1}, 0.0, per_param * params, {}, {}, deps));
   }
 
   /// ZeRO-3: gather the layer's weights before its compute, `prefetch_layers` layers ahead of use
@@ -745,6 +804,7 @@ class DagBuilder {
   int checkpoint_after_ = -1;
   DagOptions options_;
   bool near_storage_ = false;  ///< the optimizer runs on computational SSDs
+  bool redundant_ = false;     ///< each stage keeps and updates a replica of the next stage
   std::vector<std::vector<TaskId>> first_forward_;  ///< per iteration, stage 0's first forward per lane
   TaskId iteration_start_ = 0;                       ///< the first task of the current iteration
   double act_bytes_ = 2.0, hidden_bytes_ = 0.0;

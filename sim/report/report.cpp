@@ -245,9 +245,10 @@ json make_report(const Scenario& sc, const RunResult& r) {
                      {"restore_s", g.restore_s},
                      {"checkpoint_s", g.checkpoint_s},
                      {"effective_tokens_per_s", g.effective_tokens_per_s}};
-    // Interval advice needs a checkpoint cost; without checkpoints it is absent (null), not zero.
-    const bool advice = r.checkpoint.has_value();
-    report["run"]["first_order_goodput"] = advice ? json(g.first_order_goodput) : json(nullptr);
+    // Interval advice needs a checkpoint cost; without checkpoints (or with redundant computation
+    // instead) it is absent (null), not zero.
+    const bool advice = r.checkpoint.has_value() && sc.checkpoint.strategy != "redundant_compute";
+    report["run"]["first_order_goodput"] = r.checkpoint ? json(g.first_order_goodput) : json(nullptr);
     report["run"]["young_interval_s"] = advice ? json(g.young_interval_s) : json(nullptr);
     report["run"]["daly_interval_s"] = advice ? json(g.daly_interval_s) : json(nullptr);
     report["run"]["goodput_at_young"] = advice ? json(g.goodput_at_young) : json(nullptr);
@@ -283,6 +284,7 @@ json make_report(const Scenario& sc, const RunResult& r) {
                             {"restore_s", c.restore_s},
                             {"staging_peaks", staging}};
     if (c.strategy == "in_memory") report["checkpoint"]["replicate_s"] = c.replicate_s;
+    if (c.strategy == "redundant_compute") report["checkpoint"]["redundant_overhead_s"] = c.redundant_overhead_s;
     if (c.strategy == "tiered") report["checkpoint"]["drain"] = sc.checkpoint.drain;
     json recovery = json::object();
     for (const auto& [kind, rec] : c.recovery)
@@ -381,7 +383,14 @@ std::string summary_table(const Scenario& sc, const RunResult& r) {
                      format_bytes(r.data->bytes_per_iteration), to_string(sc.data.tier),
                      format_seconds(r.data->read_s), format_seconds(stall), format_seconds(r.data->startup_read_s)));
   }
-  if (r.checkpoint) {
+  if (r.checkpoint && sc.checkpoint.strategy == "redundant_compute") {
+    const CheckpointResult& c = *r.checkpoint;
+    const Recovery& node = c.recovery.at("node");
+    line(fmt::format("redundant  each stage replicates the next: +{} per iteration ({:.2f} %), no checkpoint stall",
+                     format_seconds(c.redundant_overhead_s), 100 * c.overhead_fraction));
+    line(fmt::format("{:10} restore {} from the previous stage (after a node failure: {})", "",
+                     format_seconds(c.restore_s), node.survives ? format_seconds(node.restore_s) : "lost"));
+  } else if (r.checkpoint) {
     const CheckpointResult& c = *r.checkpoint;
     line(fmt::format("checkpoint {} {} every {} iterations: stall {} ({:.2f} % of the interval)", c.strategy,
                      format_bytes(c.size_bytes), sc.checkpoint.interval_iterations, format_seconds(c.stall_s),
@@ -397,7 +406,7 @@ std::string summary_table(const Scenario& sc, const RunResult& r) {
     line(fmt::format("goodput    {:.2f} % ± {:.2f} over {}: {:.2f} failures, {} lost (job MTBF {})",
                      100 * g.goodput, 100 * g.goodput_ci95, format_seconds(sc.failures.horizon.value), g.failures,
                      format_seconds(g.lost_work_s), format_seconds(g.job_mtbf_s)));
-    if (r.checkpoint)
+    if (r.checkpoint && sc.checkpoint.strategy != "redundant_compute")
       line(fmt::format("{:10} best interval Young {} / Daly {} (goodput {:.2f} % / {:.2f} %)", "",
                        format_seconds(g.young_interval_s), format_seconds(g.daly_interval_s),
                        100 * g.goodput_at_young, 100 * g.goodput_at_daly));

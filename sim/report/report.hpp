@@ -70,6 +70,7 @@ struct CheckpointResult {
   double interference_s = 0.0;   ///< training slowed by the background hops sharing its links
   double backpressure_s = 0.0;   ///< waiting for the previous persist to free the staging pool
   double replicate_s = 0.0;      ///< in_memory: until the peers hold their copies
+  double redundant_overhead_s = 0.0;  ///< redundant_compute: what the replicas add to each iteration
   double persist_s = 0.0;        ///< from the snapshot's start until durable in the last tier
   double overhead_fraction = 0.0;
   double restore_s = 0.0;        ///< every GPU reloading after a GPU failure (its nearest copy)

@@ -36,7 +36,7 @@ constexpr std::array<TaskKind, 10> kPriority = {
     TaskKind::dp_comm, TaskKind::offload,   TaskKind::host_optimizer, TaskKind::checkpoint,  TaskKind::data_load};
 
 int category(TaskKind k) {
-  if (k == TaskKind::backward || k == TaskKind::optimizer) return 0;
+  if (k == TaskKind::backward || k == TaskKind::optimizer || k == TaskKind::redundant) return 0;
   return static_cast<int>(std::find(kPriority.begin(), kPriority.end(), k) - kPriority.begin());
 }
 
@@ -165,7 +165,8 @@ ScheduleAnalysis analyse_schedule(const TaskDag& dag, const TaskTimes& times, co
     a.breakdown.bubble += w * b.bubble;
     for (const auto& [k, s] : b.exposed_comm) a.breakdown.exposed_comm[k] += w * s;
     for (TaskId id : tasks)
-      if (dag.tasks[id].kind == TaskKind::recompute && dag.tasks[id].iteration == n_it - 1)
+      if ((dag.tasks[id].kind == TaskKind::recompute || dag.tasks[id].kind == TaskKind::redundant) &&
+          dag.tasks[id].iteration == n_it - 1)
         a.recompute_flops_per_gpu += w * dag.tasks[id].flops;
 
     // Memory: frees before allocations at the same instant (a kernel's output buffer is reused).

@@ -48,7 +48,7 @@ struct ScheduleAnalysis {
   double iteration_time = 0.0;
   TimeBreakdown breakdown;  ///< mean over the simulated GPUs, weighted by the ranks they stand for
   double bubble_fraction = 0.0;
-  double recompute_flops_per_gpu = 0.0;  ///< in the window, mean over GPUs
+  double recompute_flops_per_gpu = 0.0;  ///< in the window, mean over GPUs (recompute and redundant work)
   CriticalPath critical_path;
   std::map<std::int64_t, RankMemory> memory;
   std::map<Tier, NodeTierPeak> node_tiers;  ///< per host tier, the node that peaked highest
