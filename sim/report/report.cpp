@@ -270,6 +270,9 @@ json make_report(const Scenario& sc, const RunResult& r) {
       staging[to_string(tier)] = {{"peak_bytes", peak.bytes}, {"peak_node", peak.node}, {"peak_time_s", peak.time}};
     json tiers = json::array();
     for (Tier t : sc.checkpoint.tiers) tiers.push_back(to_string(t));
+    // Per iteration, amortised over the interval; not part of the iteration time above.
+    report["time_breakdown"]["checkpoint_stall_s"] =
+        c.stall_s / static_cast<double>(sc.checkpoint.interval_iterations);
     report["checkpoint"] = {{"strategy", c.strategy},
                             {"tiers", tiers},
                             {"interval_iterations", sc.checkpoint.interval_iterations},
