@@ -19,6 +19,8 @@ json breakdown_json(const MemoryBreakdown& b) {
           {"activations", b.activations}, {"workspace", b.workspace}, {"buffers", b.buffers}};
 }
 
+}  // namespace
+
 void round_doubles(json& j) {
   if (j.is_number_float()) {
     double v = j.get<double>();
@@ -34,6 +36,8 @@ void round_doubles(json& j) {
   if (j.is_structured())
     for (auto& item : j) round_doubles(item);
 }
+
+namespace {
 
 /// Host tiers the executed schedule overfills on some node although the static estimate fits.
 std::vector<Overflow> tier_timeline_overflows(const Scenario& sc, const RunResult& r) {

@@ -109,6 +109,9 @@ nlohmann::json make_report(const Scenario& sc, const RunResult& result);
 /// Serialises with sorted keys and doubles rounded to 10 significant digits, so two runs of one
 /// scenario give byte-identical files.
 std::string canonical_dump(const nlohmann::json& report);
+/// The rounding canonical_dump applies: doubles to 10 significant digits (whole ones as integers),
+/// non-finite ones to null.
+void round_doubles(nlohmann::json& j);
 
 /// A summary readable at 100 columns, with units.
 std::string summary_table(const Scenario& sc, const RunResult& result);

@@ -19,7 +19,18 @@ struct RunOptions {
   std::string trace_out;  ///< "" none
 };
 
+struct SweepCommandOptions {
+  std::string sweep;               ///< the sweep file ("" with --merge)
+  std::string out;                 ///< output folder
+  int jobs = 0;                    ///< 0: one worker per core
+  std::string shard = "1/1";
+  std::string executor = "des";
+  std::vector<std::string> merge;  ///< folders to merge instead of running
+  bool quiet = false;
+};
+
 int run_command(const FolderCatalog& catalog, const RunOptions& options);
+int sweep_command(const FolderCatalog& catalog, const SweepCommandOptions& options);
 int describe_command(const FolderCatalog& catalog, const std::string& what);
 
 /// Prints an InputError's diagnostics to stderr, one per line.

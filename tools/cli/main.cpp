@@ -44,6 +44,20 @@ int main(int argc, char** argv) {
   run_cmd->add_flag("--no-fold", run.no_fold, "simulate every rank instead of one per group of identical ranks");
   run_cmd->add_option("--trace", run.trace_out, "write a Chrome/Perfetto trace-event JSON of the schedule to FILE");
 
+  SweepCommandOptions sweep;
+  auto* sweep_cmd = app.add_subcommand("sweep", "run a parameter sweep (grid, zip, sample) in parallel workers; "
+                                                "resumable; shardable; --merge combines shards");
+  sweep_cmd->add_option("sweep", sweep.sweep, "sweep file: {base, grid, zip, sample}");
+  sweep_cmd->add_option("--out", sweep.out, "output folder: sweep.json, results.jsonl, results.csv")->required();
+  sweep_cmd->add_option("-j,--jobs", sweep.jobs, "worker processes (default: one per core)")
+      ->check(CLI::Range(1, 1024));
+  sweep_cmd->add_option("--shard", sweep.shard, "run only shard i of N (points with index % N == i - 1), e.g. 2/8");
+  sweep_cmd->add_option("--executor", sweep.executor, "des, or list to screen fast without contention")
+      ->check(CLI::IsMember({"des", "list"}));
+  sweep_cmd->add_option("--merge", sweep.merge, "merge these shard output folders into --out instead of running")
+      ->expected(1, -1);
+  sweep_cmd->add_flag("-q,--quiet", sweep.quiet, "no progress bar");
+
   std::string what;
   auto* describe_cmd = app.add_subcommand("describe", "list models, hardware profiles, policies, scenarios");
   describe_cmd->add_option("what", what, "models | hardware | policies | scenarios")
@@ -65,6 +79,7 @@ int main(int argc, char** argv) {
     strata::FolderCatalog catalog = locate_data(data_dir);
     if (run_cmd->parsed()) return run_command(catalog, run);
     if (describe_cmd->parsed()) return describe_command(catalog, what);
+    if (sweep_cmd->parsed()) return sweep_command(catalog, sweep);
   } catch (const strata::InputError& e) {
     print_input_error(e);
     return 2;

@@ -1,0 +1,194 @@
+#include "sim/plan/sweep_results.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+
+#include "sim/core/diagnostics.hpp"
+#include "sim/core/json_file.hpp"
+#include "sim/report/report.hpp"
+
+namespace strata {
+
+namespace {
+
+using nlohmann::json;
+
+void flatten_into(const json& j, const std::string& prefix, json& out) {
+  if (j.is_object()) {
+    for (const auto& [k, v] : j.items()) flatten_into(v, prefix.empty() ? k : prefix + "." + k, out);
+  } else if (!j.is_array()) {
+    out[prefix] = j;
+  }
+}
+
+std::string csv_cell(const json& v) {
+  if (v.is_null()) return "";
+  std::string s = v.is_string() ? v.get<std::string>() : v.dump();
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string quoted = "\"";
+  for (char c : s) quoted += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return quoted + "\"";
+}
+
+/// Lines of a results file; a last line without its newline (a kill mid-write) is dropped and, if
+/// `trim`, cut from the file.
+std::vector<std::string> read_lines(const std::filesystem::path& file, bool trim) {
+  std::vector<std::string> lines;
+  std::ifstream in(file, std::ios::binary);
+  if (!in) return lines;
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  const std::string text = buffer.str();
+  std::size_t start = 0;
+  while (true) {
+    const auto end = text.find('\n', start);
+    if (end == std::string::npos) break;
+    if (end > start) lines.push_back(text.substr(start, end - start));
+    start = end + 1;
+  }
+  if (trim && start < text.size()) std::filesystem::resize_file(file, start);
+  return lines;
+}
+
+std::int64_t point_of(const std::string& line, const std::filesystem::path& file) {
+  try {
+    return json::parse(line).at("point").get<std::int64_t>();
+  } catch (const std::exception&) {
+    throw InputError({Diagnostic{file.string(), "", "a line is not a result row (expected {\"point\": ...})"}});
+  }
+}
+
+}  // namespace
+
+json flatten_report(const json& report) {
+  json out = json::object();
+  flatten_into(report, "", out);
+  return out;
+}
+
+std::string row_line(const json& row) {
+  json copy = row;
+  round_doubles(copy);
+  return copy.dump();
+}
+
+void append_line(const std::filesystem::path& file, const std::string& line) {
+  const int fd = ::open(file.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0) throw std::runtime_error(fmt::format("{}: {}", file.string(), std::strerror(errno)));
+  const std::string data = line + "\n";
+  const ssize_t n = ::write(fd, data.data(), data.size());
+  const int err = errno;
+  ::close(fd);
+  if (n != static_cast<ssize_t>(data.size()))
+    throw std::runtime_error(fmt::format("{}: short write: {}", file.string(), std::strerror(err)));
+}
+
+std::string rows_to_csv(const std::vector<json>& rows) {
+  static const json kEmpty = json::object();
+  auto section = [](const json& row, const char* key) -> const json& {
+    auto it = row.find(key);
+    return it == row.end() ? kEmpty : *it;
+  };
+  std::set<std::string> params, metrics;
+  for (const json& r : rows) {
+    for (const auto& [k, v] : section(r, "params").items()) params.insert(k);
+    for (const auto& [k, v] : section(r, "report").items()) metrics.insert(k);
+  }
+  std::vector<std::string> header = {"point", "status", "error"};
+  for (const auto& p : params) header.push_back("params." + p);
+  header.insert(header.end(), metrics.begin(), metrics.end());
+  std::string out;
+  for (std::size_t i = 0; i < header.size(); ++i) {
+    if (i) out.push_back(',');
+    out.append(csv_cell(json(header[i])));
+  }
+  out.push_back('\n');
+  for (const json& r : rows) {
+    std::vector<json> cells = {r.at("point"), r.at("status"), r.contains("error") ? r.at("error") : json()};
+    const json& ps = section(r, "params");
+    const json& rep = section(r, "report");
+    for (const auto& p : params) cells.push_back(ps.contains(p) ? ps.at(p) : json());
+    for (const auto& m : metrics) cells.push_back(rep.contains(m) ? rep.at(m) : json());
+    for (std::size_t i = 0; i < cells.size(); ++i) {
+      if (i) out.push_back(',');
+      out.append(csv_cell(cells[i]));
+    }
+    out.push_back('\n');
+  }
+  return out;
+}
+
+SweepResults::SweepResults(std::filesystem::path dir, const json& sweep) : dir_(std::move(dir)) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir_, ec);
+  if (ec) throw InputError({Diagnostic{dir_.string(), "", "cannot create the output folder: " + ec.message()}});
+  const auto identity = dir_ / "sweep.json";
+  if (std::filesystem::exists(identity)) {
+    const json held = read_json_file(identity, identity.string());
+    if (held != sweep)
+      throw InputError({Diagnostic{dir_.string(), "", "holds results of a different sweep (expected the sweep in "
+                                                      "its sweep.json, or an empty folder)"}});
+  } else {
+    write_file_atomically(identity, sweep.dump(2) + "\n");
+  }
+  load();
+}
+
+void SweepResults::load() {
+  done_.clear();
+  for (std::string& line : read_lines(jsonl(), true)) {
+    const std::int64_t p = point_of(line, jsonl());
+    done_.emplace(p, std::move(line));
+  }
+}
+
+void SweepResults::finish() {
+  load();
+  std::string all;
+  std::vector<json> rows;
+  for (const auto& [p, line] : done_) {
+    all += line + "\n";
+    rows.push_back(json::parse(line));
+  }
+  write_file_atomically(jsonl(), all);
+  write_file_atomically(csv(), rows_to_csv(rows));
+}
+
+void SweepResults::merge(const std::vector<std::filesystem::path>& dirs, const std::filesystem::path& out) {
+  if (dirs.empty()) throw InputError({Diagnostic{"--merge", "", "no folders (expected the shard folders to merge)"}});
+  json sweep;
+  std::map<std::int64_t, std::string> rows;
+  for (const auto& d : dirs) {
+    const auto identity = d / "sweep.json";
+    if (!std::filesystem::exists(identity))
+      throw InputError({Diagnostic{d.string(), "", "not a sweep output folder (no sweep.json)"}});
+    const json held = read_json_file(identity, identity.string());
+    if (sweep.is_null()) sweep = held;
+    else if (held != sweep)
+      throw InputError({Diagnostic{d.string(), "", fmt::format("holds a different sweep than {} (expected shards "
+                                                               "of one sweep)", dirs.front().string())}});
+    for (std::string& line : read_lines(d / "results.jsonl", false)) {
+      const std::int64_t p = point_of(line, d / "results.jsonl");
+      auto [it, fresh] = rows.emplace(p, line);
+      if (!fresh && it->second != line)
+        throw InputError({Diagnostic{d.string(), "", fmt::format("point {} differs from the same point in another "
+                                                                 "folder (expected identical rows)", p)}});
+    }
+  }
+  SweepResults merged(out, sweep);
+  std::string all;
+  for (const auto& [p, line] : rows) all += line + "\n";
+  write_file_atomically(merged.jsonl(), all);
+  merged.finish();
+}
+
+}  // namespace strata

@@ -1,0 +1,124 @@
+#include "sim/plan/sweep_runner.hpp"
+
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <stdexcept>
+
+#include "sim/core/diagnostics.hpp"
+#include "sim/report/report.hpp"
+
+namespace strata {
+
+namespace {
+
+using nlohmann::json;
+
+std::string joined(const InputError& e) {
+  std::string out;
+  for (const Diagnostic& d : e.diagnostics()) out += (out.empty() ? "" : "; ") + d.to_string();
+  return out;
+}
+
+}  // namespace
+
+json run_point(const SweepSpec& spec, const SweepPoint& point, const DocumentResolver& resolver,
+               const std::filesystem::path& base_dir, const SimulationOptions& options) {
+  json row = {{"point", point.index}, {"params", point.params}};
+  try {
+    ComposedScenario composed;
+    if (spec.base.is_object()) {
+      composed = compose_scenario(spec.base, spec.file + " /base", base_dir, point.overrides, resolver);
+    } else {
+      std::filesystem::path path = spec.base.get<std::string>();
+      if (path.is_relative() && std::filesystem::exists(base_dir / path)) path = base_dir / path;
+      else if (!std::filesystem::exists(path))
+        if (auto named = resolver.find("scenario", spec.base.get<std::string>())) path = *named;
+      composed = compose_scenario(path, point.overrides, resolver);
+    }
+    const Scenario sc = parse_scenario(composed.doc, composed.sources);
+    const RunResult r = run_scenario(sc, options);
+    row["status"] = "ok";
+    row["report"] = flatten_report(make_report(sc, r));
+  } catch (const InputError& e) {
+    row["status"] = "invalid";
+    row["error"] = joined(e);
+  } catch (const std::exception& e) {
+    row["status"] = "failed";
+    row["error"] = e.what();
+  }
+  return row;
+}
+
+std::int64_t run_sweep(const SweepSpec& spec, SweepResults& results, const DocumentResolver& resolver,
+                       const std::filesystem::path& base_dir, const SweepOptions& options,
+                       const SweepProgress& progress) {
+  std::vector<const SweepPoint*> todo;
+  std::int64_t in_shard = 0;
+  for (const SweepPoint& p : spec.points) {
+    if (p.index % options.shards != options.shard - 1) continue;
+    ++in_shard;
+    if (!results.done().count(p.index)) todo.push_back(&p);
+  }
+  const std::int64_t already = in_shard - static_cast<std::int64_t>(todo.size());
+  if (progress) progress(already, in_shard);
+  if (todo.empty()) return 0;
+  const int workers = static_cast<int>(std::min<std::int64_t>(std::max(1, options.jobs), todo.size()));
+
+  int beat[2];  // a byte per finished point, from the workers
+  if (::pipe(beat) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
+  std::fflush(nullptr);
+  const pid_t parent = ::getpid();
+  std::vector<pid_t> pids;
+  for (int w = 0; w < workers; ++w) {
+    const pid_t pid = ::fork();
+    if (pid < 0) throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
+    if (pid == 0) {
+      ::close(beat[0]);
+      // Die with the sweep: a killed sweep must not go on appending rows behind the next run's back.
+      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+      if (::getppid() != parent) ::_exit(1);
+      int status = 0;
+      try {
+        for (std::size_t i = static_cast<std::size_t>(w); i < todo.size(); i += static_cast<std::size_t>(workers)) {
+          append_line(results.jsonl(), row_line(run_point(spec, *todo[i], resolver, base_dir, options.simulation)));
+          [[maybe_unused]] auto n = ::write(beat[1], "x", 1);
+        }
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "sweep worker: %s\n", e.what());
+        status = 1;
+      }
+      ::_exit(status);
+    }
+    pids.push_back(pid);
+  }
+  ::close(beat[1]);
+  std::int64_t finished = 0;
+  char buffer[256];
+  while (true) {
+    const ssize_t n = ::read(beat[0], buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    finished += n;
+    if (progress) progress(already + finished, in_shard);
+  }
+  ::close(beat[0]);
+  bool ok = true;
+  for (pid_t pid : pids) {
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    ok = ok && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  }
+  if (!ok) throw std::runtime_error("a sweep worker failed (see the messages above)");
+  return finished;
+}
+
+}  // namespace strata

@@ -1,0 +1,37 @@
+#pragma once
+
+/// Runs a sweep's points in worker processes (SimGrid allows one simulation per process, and the
+/// points are independent): each worker takes a fixed stripe of the points still to do and appends
+/// each finished row to the results as one line. Workers die with the process that started them, so
+/// a killed sweep leaves only whole rows, and running it again does the rest.
+
+#include <cstdint>
+#include <functional>
+
+#include "sim/config/scenario_loader.hpp"
+#include "sim/exec/run.hpp"
+#include "sim/plan/sweep_results.hpp"
+#include "sim/plan/sweep_spec.hpp"
+
+namespace strata {
+
+struct SweepOptions {
+  int jobs = 1;
+  std::int64_t shard = 1, shards = 1;  ///< run the points with index % shards == shard - 1
+  SimulationOptions simulation;
+};
+
+/// How many of a sweep's points are done or left, for a progress display.
+using SweepProgress = std::function<void(std::int64_t finished, std::int64_t total)>;
+
+/// One point: its row (status ok with the flattened report, invalid with the validation errors,
+/// failed with the internal error). `base_dir` anchors the relative paths of an inline base.
+nlohmann::json run_point(const SweepSpec& spec, const SweepPoint& point, const DocumentResolver& resolver,
+                         const std::filesystem::path& base_dir, const SimulationOptions& options);
+
+/// Runs the points of the shard that `results` does not hold yet. Returns how many it ran.
+std::int64_t run_sweep(const SweepSpec& spec, SweepResults& results, const DocumentResolver& resolver,
+                       const std::filesystem::path& base_dir, const SweepOptions& options,
+                       const SweepProgress& progress);
+
+}  // namespace strata

@@ -1,0 +1,108 @@
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <cstdio>
+#include <map>
+#include <thread>
+
+#include "sim/core/diagnostics.hpp"
+#include "sim/core/json_file.hpp"
+#include "sim/plan/sweep_runner.hpp"
+#include "tools/cli/commands.hpp"
+
+namespace strata::cli {
+
+namespace {
+
+std::string duration(double s) {
+  if (!(s >= 0) || s > 360000) return "--";
+  const auto t = static_cast<long>(s + 0.5);
+  return t >= 3600 ? fmt::format("{}h{:02}m", t / 3600, t / 60 % 60) : fmt::format("{}m{:02}s", t / 60, t % 60);
+}
+
+/// "[#####     ] 123/2000  6.1 points/s  ETA 5m07s" on stderr: redrawn in place on a terminal, a
+/// line per tenth otherwise (logs).
+class ProgressBar {
+ public:
+  explicit ProgressBar(bool quiet) : quiet_(quiet), tty_(::isatty(2) != 0) {}
+  void operator()(std::int64_t done, std::int64_t total) {
+    if (quiet_) return;
+    const auto now = std::chrono::steady_clock::now();
+    if (!started_) {
+      started_ = true;
+      start_ = now;
+      first_ = done;
+    }
+    const double elapsed = std::chrono::duration<double>(now - start_).count();
+    const double rate = elapsed > 0 ? static_cast<double>(done - first_) / elapsed : 0.0;
+    const double eta = rate > 0 ? static_cast<double>(total - done) / rate : -1.0;
+    const int width = 30;
+    const int filled = total > 0 ? static_cast<int>(width * done / total) : width;
+    const std::string line = fmt::format("[{}{}] {}/{}  {:.1f} points/s  ETA {}", std::string(filled, '#'),
+                                         std::string(width - filled, ' '), done, total, rate, duration(eta));
+    if (tty_) {
+      std::fprintf(stderr, "\r%s", line.c_str());
+      if (done == total) std::fputc('\n', stderr);
+    } else if (total > 0 && (done * 10 / total != last_tenth_ || done == total)) {
+      last_tenth_ = done * 10 / total;
+      std::fprintf(stderr, "%s\n", line.c_str());
+    }
+    std::fflush(stderr);
+  }
+
+ private:
+  bool quiet_, tty_, started_ = false;
+  std::chrono::steady_clock::time_point start_;
+  std::int64_t first_ = 0, last_tenth_ = -1;
+};
+
+std::pair<std::int64_t, std::int64_t> parse_shard(const std::string& text) {
+  const auto slash = text.find('/');
+  try {
+    if (slash != std::string::npos) {
+      const std::int64_t i = std::stoll(text.substr(0, slash)), n = std::stoll(text.substr(slash + 1));
+      if (n >= 1 && i >= 1 && i <= n) return {i, n};
+    }
+  } catch (const std::exception&) {
+  }
+  throw InputError({Diagnostic{"--shard", "", fmt::format("'{}' is not a shard (expected i/N with 1 <= i <= N, "
+                                                          "e.g. 3/8)", text)}});
+}
+
+}  // namespace
+
+int sweep_command(const FolderCatalog& catalog, const SweepCommandOptions& o) {
+  const auto started = std::chrono::steady_clock::now();
+  if (!o.merge.empty()) {
+    std::vector<std::filesystem::path> dirs(o.merge.begin(), o.merge.end());
+    SweepResults::merge(dirs, o.out);
+    std::fprintf(stderr, "merged %zu folders into %s\n", dirs.size(), o.out.c_str());
+    return 0;
+  }
+  if (o.sweep.empty())
+    throw InputError({Diagnostic{"sweep", "", "missing the sweep file (expected SWEEP.json, or --merge DIR...)"}});
+  const std::filesystem::path file = o.sweep;
+  const nlohmann::json doc = read_json_file(file, file.string());
+  const SweepSpec spec = parse_sweep(doc, file.string());
+  SweepOptions options;
+  options.jobs = o.jobs > 0 ? o.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  std::tie(options.shard, options.shards) = parse_shard(o.shard);
+  options.simulation.executor = o.executor == "list" ? ExecutorKind::list : ExecutorKind::des;
+  SweepResults results(o.out, doc);
+  ProgressBar bar(o.quiet);
+  const std::int64_t ran = run_sweep(spec, results, catalog, file.parent_path(), options,
+                                     [&](std::int64_t done, std::int64_t total) { bar(done, total); });
+  results.finish();
+  std::map<std::string, int> status;
+  for (const auto& [p, line] : results.done()) ++status[nlohmann::json::parse(line).at("status").get<std::string>()];
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  std::fprintf(stderr, "%s: %lld point(s) run now in %.1f s (%.2f points/s, %d worker(s)); %s holds ok %d, "
+               "invalid %d, failed %d\n", file.string().c_str(), static_cast<long long>(ran), wall,
+               wall > 0 ? static_cast<double>(ran) / wall : 0.0, options.jobs, o.out.c_str(), status["ok"],
+               status["invalid"], status["failed"]);
+  return status["failed"] > 0 ? 1 : 0;
+}
+
+}  // namespace strata::cli
