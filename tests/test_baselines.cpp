@@ -10,6 +10,8 @@
 #include <fstream>
 #include <sys/wait.h>
 
+#include "sim/core/json_file.hpp"
+#include "sim/plan/compare.hpp"
 #include "support.hpp"
 
 namespace {
@@ -74,4 +76,25 @@ TEST_CASE("Every shipped scenario matches its committed baseline report", "[regr
     ++compared;
   }
   CHECK(compared >= 17);
+}
+
+TEST_CASE("The shipped policy orderings hold on the committed baselines", "[regression]") {
+  // results/orderings.json: pairs of shipped scenarios and "A op B" rules on their reports. The
+  // baselines themselves are checked against fresh runs by the test above.
+  const auto doc = strata::read_json_file(strata::test::source_path("results/orderings.json"), "results/orderings.json");
+  int checked = 0;
+  for (const auto& pair : doc.at("orderings")) {
+    const std::string a = pair.at("a"), b = pair.at("b");
+    auto report = [](const std::string& name) {
+      return strata::read_json_file(strata::test::source_path("results/baseline/" + name + ".json"), name);
+    };
+    const nlohmann::json ra = report(a), rb = report(b);
+    for (const auto& rule : strata::parse_rules(pair, "results/orderings.json")) {
+      const strata::RuleOutcome r = strata::check_rule(rule, ra, rb);
+      std::cout << fmt::format("{}  {} vs {}: {}: {}\n", r.holds ? "PASS" : "FAIL", a, b, rule.metric, r.detail);
+      CHECK(r.holds);
+      ++checked;
+    }
+  }
+  CHECK(checked >= 9);
 }

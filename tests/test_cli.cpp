@@ -208,3 +208,30 @@ TEST_CASE("The trace of a checkpointing run shows the checkpoint's flows on thei
   CHECK(checkpoint_links.count("node0.pcie_tx0") == 1);
   std::filesystem::remove(trace);
 }
+
+TEST_CASE("strata compare diffs two reports and checks ordering rules (exit 3 when one fails)", "[cli][compare]") {
+  const std::string rules = temp_file("rules.json");
+  std::ofstream(rules) << R"({"rules": [{"metric": "checkpoint.stall_s", "op": ">", "why": "sync blocks"}]})";
+  const std::string a = "results/baseline/llama-3-70b-h100-cxl-sync.json";
+  const std::string b = "results/baseline/llama-3-70b-h100-cxl-async.json";
+  Result ok = strata_cli(fmt::format("compare {} {} --check {}", a, b, rules));
+  CHECK(ok.code == 0);
+  CHECK(ok.out.find("checkpoint.stall_s") != std::string::npos);
+  CHECK(ok.out.find("PASS  A.checkpoint.stall_s > B.checkpoint.stall_s: 9.81058 > 0.635082") != std::string::npos);
+  CHECK(ok.out.find("scenario.name") != std::string::npos);  // a changed string shows too
+  Result flipped = strata_cli(fmt::format("compare {} {} --check {}", b, a, rules));
+  CHECK(flipped.code == 3);
+  CHECK(flipped.out.find("FAIL") != std::string::npos);
+  Result same = strata_cli(fmt::format("compare {} {}", a, a));
+  CHECK(same.code == 0);
+  CHECK(same.out.find("0 metric(s) differ") != std::string::npos);
+  std::ofstream(rules) << R"({"rules": [{"metric": "x", "op": "=>"}]})";
+  const std::string err = temp_file("compare-err.txt");
+  Result bad = strata_cli(fmt::format("compare {} {} --check {}", a, b, rules), err);
+  CHECK(bad.code == 2);
+  std::ifstream in(err);
+  std::string line;
+  std::getline(in, line);
+  CHECK(line.find("/rules/0/op") != std::string::npos);
+  std::filesystem::remove(rules);
+}

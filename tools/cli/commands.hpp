@@ -29,7 +29,14 @@ struct SweepCommandOptions {
   bool quiet = false;
 };
 
+struct CompareOptions {
+  std::string a, b;   ///< report files
+  std::string rules;  ///< "" none
+};
+
 int run_command(const FolderCatalog& catalog, const RunOptions& options);
+/// Exit 3 when an ordering rule does not hold.
+int compare_command(const CompareOptions& options);
 int sweep_command(const FolderCatalog& catalog, const SweepCommandOptions& options);
 int describe_command(const FolderCatalog& catalog, const std::string& what);
 

@@ -58,6 +58,14 @@ int main(int argc, char** argv) {
       ->expected(1, -1);
   sweep_cmd->add_flag("-q,--quiet", sweep.quiet, "no progress bar");
 
+  CompareOptions compare;
+  auto* compare_cmd = app.add_subcommand("compare", "diff two reports (metric, A, B, change); --check ordering "
+                                                    "rules (exit 3 when one fails)");
+  compare_cmd->add_option("a", compare.a, "report A (strata run --json)")->required();
+  compare_cmd->add_option("b", compare.b, "report B")->required();
+  compare_cmd->add_option("--check", compare.rules, "rules file: {\"rules\": [{\"metric\", \"op\", \"why\"}]}, "
+                                                    "each checked as A op B");
+
   std::string what;
   auto* describe_cmd = app.add_subcommand("describe", "list models, hardware profiles, policies, scenarios");
   describe_cmd->add_option("what", what, "models | hardware | policies | scenarios")
@@ -80,6 +88,7 @@ int main(int argc, char** argv) {
     if (run_cmd->parsed()) return run_command(catalog, run);
     if (describe_cmd->parsed()) return describe_command(catalog, what);
     if (sweep_cmd->parsed()) return sweep_command(catalog, sweep);
+    if (compare_cmd->parsed()) return compare_command(compare);
   } catch (const strata::InputError& e) {
     print_input_error(e);
     return 2;

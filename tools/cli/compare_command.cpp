@@ -1,0 +1,48 @@
+#include <fmt/format.h>
+
+#include <cstdio>
+
+#include "sim/core/json_file.hpp"
+#include "sim/plan/compare.hpp"
+#include "tools/cli/commands.hpp"
+
+namespace strata::cli {
+
+namespace {
+
+std::string cell(const nlohmann::json& v) {
+  if (v.is_null()) return "-";
+  if (v.is_number_float()) return fmt::format("{:.6g}", v.get<double>());
+  return v.is_string() ? v.get<std::string>() : v.dump();
+}
+
+}  // namespace
+
+int compare_command(const CompareOptions& o) {
+  const nlohmann::json a = read_json_file(o.a, o.a), b = read_json_file(o.b, o.b);
+  std::vector<OrderingRule> rules;
+  if (!o.rules.empty()) rules = parse_rules(read_json_file(o.rules, o.rules), o.rules);
+
+  const auto changes = diff_reports(a, b);
+  std::size_t width = 6;
+  for (const auto& c : changes) width = std::max(width, c.metric.size());
+  std::printf("%-*s %16s %16s %9s\n", static_cast<int>(width), "metric", "A", "B", "change");
+  for (const auto& c : changes) {
+    const std::string change = c.relative ? fmt::format("{:+.2f}%", 100 * *c.relative) : "";
+    std::printf("%-*s %16s %16s %9s\n", static_cast<int>(width), c.metric.c_str(), cell(c.a).c_str(),
+                cell(c.b).c_str(), change.c_str());
+  }
+  std::printf("%zu metric(s) differ between %s (A) and %s (B)\n", changes.size(), o.a.c_str(), o.b.c_str());
+
+  int failed = 0;
+  for (const OrderingRule& rule : rules) {
+    const RuleOutcome r = check_rule(rule, a, b);
+    failed += r.holds ? 0 : 1;
+    std::printf("%s  A.%s %s B.%s: %s%s\n", r.holds ? "PASS" : "FAIL", rule.metric.c_str(), rule.op.c_str(),
+                rule.metric.c_str(), r.detail.c_str(), rule.why.empty() ? "" : ("  (" + rule.why + ")").c_str());
+  }
+  if (!rules.empty()) std::printf("%zu of %zu rule(s) hold\n", rules.size() - failed, rules.size());
+  return failed > 0 ? 3 : 0;
+}
+
+}  // namespace strata::cli
