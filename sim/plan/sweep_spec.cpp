@@ -38,9 +38,9 @@ const Param* find_in(const ParamTable& table, const std::string& key) {
   return it == table.end() ? nullptr : &*it;
 }
 
-/// The parameter a dotted scenario path names (its section table and key), or nullptr. "model" and
-/// "hardware" alone take a document name.
-const Param* param_at(const std::string& path) {
+}  // namespace
+
+const Param* scenario_param_at(const std::string& path) {
   static const Param document = {.key = "document", .kind = ParamKind::string, .doc = "a document name or path"};
   if (path == "model" || path == "hardware") return &document;
   const auto dot = path.rfind('.');
@@ -56,6 +56,10 @@ const Param* param_at(const std::string& path) {
   auto it = tables.find(section);
   return it == tables.end() ? nullptr : find_in(*it->second, key);
 }
+
+namespace {
+
+const Param* param_at(const std::string& path) { return scenario_param_at(path); }
 
 /// Checks a value against its parameter's kind with the scenario's own reader, so a sweep value is
 /// refused with the same words the scenario would use.

@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/config/scenario_loader.hpp"
+#include "sim/core/params.hpp"
 
 namespace strata {
 
@@ -33,6 +34,11 @@ struct SweepSpec {
   std::vector<std::string> axes;  ///< every axis path: grid, then zip, then sample
   std::vector<SweepPoint> points;
 };
+
+/// The parameter a dotted scenario path names ("parallelism.tp", "hardware.nic.bandwidth",
+/// "model.num_layers"), from the scenario, hardware and model parameter tables; nullptr if none.
+/// "model" and "hardware" alone take a document name.
+const Param* scenario_param_at(const std::string& path);
 
 /// Most points one sweep may enumerate.
 inline constexpr std::int64_t kMaxSweepPoints = 10'000'000;

@@ -40,6 +40,21 @@ int compare_command(const CompareOptions& options);
 int sweep_command(const FolderCatalog& catalog, const SweepCommandOptions& options);
 int describe_command(const FolderCatalog& catalog, const std::string& what);
 
+struct SolveOptions {
+  std::string scenario;
+  std::vector<std::string> overrides;
+  std::string vary, target, range;
+  std::string find = "min";
+  double tolerance = 1e-3;
+  std::string executor = "des";
+};
+
+/// Exit 3 when no value in the range meets the target.
+int solve_command(const FolderCatalog& catalog, const SolveOptions& options);
+
+/// A scenario file, or a shipped scenario's name. Throws InputError listing the names.
+std::filesystem::path find_scenario(const FolderCatalog& catalog, const std::string& scenario);
+
 /// Prints an InputError's diagnostics to stderr, one per line.
 void print_input_error(const std::exception& e);
 

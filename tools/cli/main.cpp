@@ -66,6 +66,21 @@ int main(int argc, char** argv) {
   compare_cmd->add_option("--check", compare.rules, "rules file: {\"rules\": [{\"metric\", \"op\", \"why\"}]}, "
                                                     "each checked as A op B");
 
+  SolveOptions solve;
+  auto* solve_cmd = app.add_subcommand("solve", "find the smallest (or largest) input value that meets a target, "
+                                                "by bisection");
+  solve_cmd->add_option("scenario", solve.scenario, "scenario file or shipped scenario name")->required();
+  solve_cmd->add_option("--vary", solve.vary, "the numeric input, e.g. hardware.object_store.bandwidth")->required();
+  solve_cmd->add_option("--target", solve.target, "METRIC<=VALUE (or <, >=, >), e.g. "
+                                                  "checkpoint.overhead_fraction<=0.02")->required();
+  solve_cmd->add_option("--range", solve.range, "LO:HI, with units if the input has them, e.g. '10 GB/s:1 TB/s'")
+      ->required();
+  solve_cmd->add_option("--find", solve.find, "min (default) or max")->check(CLI::IsMember({"min", "max"}));
+  solve_cmd->add_option("--tolerance", solve.tolerance, "relative precision (default 0.001)")
+      ->check(CLI::Range(1e-9, 0.5));
+  solve_cmd->add_option("--set", solve.overrides, "override a field: PATH=VALUE")->allow_extra_args(false);
+  solve_cmd->add_option("--executor", solve.executor, "des or list")->check(CLI::IsMember({"des", "list"}));
+
   std::string what;
   auto* describe_cmd = app.add_subcommand("describe", "list models, hardware profiles, policies, scenarios");
   describe_cmd->add_option("what", what, "models | hardware | policies | scenarios")
@@ -89,6 +104,7 @@ int main(int argc, char** argv) {
     if (describe_cmd->parsed()) return describe_command(catalog, what);
     if (sweep_cmd->parsed()) return sweep_command(catalog, sweep);
     if (compare_cmd->parsed()) return compare_command(compare);
+    if (solve_cmd->parsed()) return solve_command(catalog, solve);
   } catch (const strata::InputError& e) {
     print_input_error(e);
     return 2;

@@ -21,24 +21,27 @@ void print_input_error(const std::exception& e) {
   }
 }
 
+std::filesystem::path find_scenario(const FolderCatalog& catalog, const std::string& scenario) {
+  std::filesystem::path path = scenario;
+  std::error_code ec;
+  if (std::filesystem::exists(path, ec)) return path;
+  const bool looks_like_path = scenario.find('/') != std::string::npos || scenario.ends_with(".json");
+  auto named = looks_like_path ? std::nullopt : catalog.find("scenario", scenario);
+  if (!named) {
+    std::string names;
+    for (const auto& n : catalog.list("scenario")) names += (names.empty() ? "" : ", ") + n;
+    throw InputError({Diagnostic{scenario, "", looks_like_path
+        ? std::string("file not found")
+        : fmt::format("no such scenario file or name (expected a path or one of: {})", names)}});
+  }
+  return *named;
+}
+
 int run_command(const FolderCatalog& catalog, const RunOptions& options) {
   std::vector<Override> overrides;
   for (const auto& text : options.overrides) overrides.push_back(parse_override(text));
 
-  std::filesystem::path scenario_path = options.scenario;
-  std::error_code ec;
-  if (!std::filesystem::exists(scenario_path, ec)) {
-    bool looks_like_path = options.scenario.find('/') != std::string::npos || options.scenario.ends_with(".json");
-    auto named = looks_like_path ? std::nullopt : catalog.find("scenario", options.scenario);
-    if (!named) {
-      std::string names;
-      for (const auto& n : catalog.list("scenario")) names += (names.empty() ? "" : ", ") + n;
-      throw InputError({Diagnostic{options.scenario, "", looks_like_path
-          ? std::string("file not found")
-          : fmt::format("no such scenario file or name (expected a path or one of: {})", names)}});
-    }
-    scenario_path = *named;
-  }
+  const std::filesystem::path scenario_path = find_scenario(catalog, options.scenario);
 
   auto started = std::chrono::steady_clock::now();
   Scenario sc = load_scenario(scenario_path, overrides, catalog);

@@ -1,0 +1,99 @@
+#include "sim/plan/solve.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "sim/core/diagnostics.hpp"
+#include "sim/plan/sweep_results.hpp"
+#include "sim/plan/sweep_spec.hpp"
+#include "sim/report/report.hpp"
+
+namespace strata {
+
+namespace {
+
+InputError request_error(const std::string& what, const std::string& message) {
+  return InputError({Diagnostic{what, "", message}});
+}
+
+bool meets(double metric, const std::string& op, double target) {
+  if (op == "<=") return metric <= target;
+  if (op == "<") return metric < target;
+  if (op == ">=") return metric >= target;
+  return metric > target;
+}
+
+}  // namespace
+
+void parse_target(const std::string& text, SolveRequest& request) {
+  for (const char* op : {"<=", ">=", "<", ">"}) {
+    const auto at = text.find(op);
+    if (at == std::string::npos || at == 0) continue;
+    const std::string value = text.substr(at + std::string(op).size());
+    char* end = nullptr;
+    const double v = std::strtod(value.c_str(), &end);
+    if (value.empty() || end == value.c_str() || *end != '\0' || !std::isfinite(v)) break;
+    request.metric = text.substr(0, at);
+    request.op = op;
+    request.target = v;
+    return;
+  }
+  throw request_error("--target", fmt::format("'{}' is not a target (expected METRIC<=VALUE, <, >= or >, e.g. "
+                                              "checkpoint.overhead_fraction<=0.02)", text));
+}
+
+SolveResult solve(const SolveRequest& r, const DocumentResolver& resolver) {
+  const Param* p = scenario_param_at(r.vary);
+  if (!p || !(p->kind == ParamKind::integer || p->kind == ParamKind::number || p->kind == ParamKind::quantity))
+    throw request_error("--vary", fmt::format("'{}' is not a numeric scenario input (expected a path such as "
+                                              "hardware.object_store.bandwidth or checkpoint.interval_iterations)",
+                                              r.vary));
+  if (!(r.lo < r.hi)) throw request_error("--range", fmt::format("{} is not below {} (expected LO:HI)", r.lo, r.hi));
+  const bool integer = p->kind == ParamKind::integer;
+
+  SolveResult result;
+  auto evaluate = [&](double v) {
+    SolveEvaluation e;
+    e.value = integer ? std::round(v) : v;
+    std::vector<Override> overrides = r.overrides;
+    overrides.push_back({r.vary, integer ? fmt::format("{}", static_cast<long long>(e.value)) : fmt::format("{:.17g}", e.value)});
+    try {
+      const Scenario sc = load_scenario(r.scenario, overrides, resolver);
+      const nlohmann::json flat = flatten_report(make_report(sc, run_scenario(sc, r.simulation)));
+      if (!flat.contains(r.metric) || !flat.at(r.metric).is_number())
+        throw request_error("--target", fmt::format("'{}' is not a numeric report metric of this scenario", r.metric));
+      e.metric = flat.at(r.metric).get<double>();
+      e.meets = meets(*e.metric, r.op, r.target);
+    } catch (const InputError& err) {
+      if (err.diagnostics().front().file == "--target") throw;
+      e.error = err.diagnostics().front().to_string();
+    }
+    result.evaluations.push_back(e);
+    return e.meets;
+  };
+  // The end that should meet the target, then the other.
+  double good = r.find_min ? r.hi : r.lo, bad = r.find_min ? r.lo : r.hi;
+  if (!evaluate(good)) {
+    result.reason = fmt::format("{} does not meet {} {} {} at {} = {:.6g} either (widen --range)", r.metric, r.metric,
+                                r.op, r.target, r.vary, good);
+    return result;
+  }
+  if (evaluate(bad)) {
+    result.value = bad;
+    return result;
+  }
+  const bool geometric = r.lo > 0;
+  while (true) {
+    const double width = geometric ? std::fabs(std::log(good / bad)) : std::fabs(good - bad) / std::fabs(r.hi);
+    if (integer ? std::fabs(good - bad) <= 1.0 : width <= r.tolerance) break;
+    double mid = geometric ? std::sqrt(good * bad) : 0.5 * (good + bad);
+    if (integer) mid = r.find_min ? std::floor(mid) : std::ceil(mid);
+    if (mid == good || mid == bad) break;
+    (evaluate(mid) ? good : bad) = mid;
+  }
+  result.value = good;
+  return result;
+}
+
+}  // namespace strata
