@@ -408,21 +408,36 @@ RunLevelResult simulate_run(const Scenario& sc, const RunResult& r) {
   return out;
 }
 
-RunResult run_scenario(const Scenario& sc, const SimulationOptions& options) {
+namespace {
+
+ComputeGraph scenario_graph(const Scenario& sc) {
   GraphShape shape;
   shape.seq_len = sc.training.seq_len;
   shape.micro_batch = sc.training.micro_batch_size;
   // fp8 training keeps activations in 16-bit outside the GEMMs (Transformer Engine).
   shape.activation_bytes = std::max(2.0, bytes_per_element(sc.training.precision));
   shape.flash_attention = sc.training.flash_attention;
-  ComputeGraph graph = build_compute_graph(sc.model, shape);
+  return build_compute_graph(sc.model, shape);
+}
 
+/// The static phases: parameter and FLOP counts, the pipeline partition, the memory estimate.
+RunResult static_result(const Scenario& sc, const ComputeGraph& graph) {
   RunResult r;
   r.parameters = total_parameters(graph);
   r.flops_per_iteration = model_flops(graph) * static_cast<double>(sc.num_microbatches() * sc.parallelism.dp);
   r.partition = partition_layers(static_cast<int>(sc.model.num_layers), static_cast<int>(sc.parallelism.pp),
                                  static_cast<int>(sc.parallelism.virtual_stages));
   r.memory = estimate_memory(sc, graph, r.partition);
+  return r;
+}
+
+}  // namespace
+
+RunResult estimate_scenario(const Scenario& sc) { return static_result(sc, scenario_graph(sc)); }
+
+RunResult run_scenario(const Scenario& sc, const SimulationOptions& options) {
+  const ComputeGraph graph = scenario_graph(sc);
+  RunResult r = static_result(sc, graph);
 
   auto dag = std::make_shared<TaskDag>(build_training_dag(sc, graph, r.partition, r.memory, {options.fold}));
   auto layout_ptr = std::make_shared<const PlatformLayout>(sc.hardware, sc.gpus);

@@ -16,6 +16,9 @@ struct SimulationOptions {
   bool keep_schedule = false; ///< keep the DAG and task times in the result (for a trace)
 };
 
+/// The static phases only (graph, partition, memory estimate): no simulation. For screening.
+RunResult estimate_scenario(const Scenario& scenario);
+
 /// Throws std::logic_error only on an internal invariant violation; user errors were caught by
 /// validation.
 RunResult run_scenario(const Scenario& scenario, const SimulationOptions& options = {});

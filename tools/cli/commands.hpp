@@ -52,6 +52,17 @@ struct SolveOptions {
 /// Exit 3 when no value in the range meets the target.
 int solve_command(const FolderCatalog& catalog, const SolveOptions& options);
 
+struct AdviseOptions {
+  std::string scenario;
+  std::vector<std::string> overrides;
+  std::string objective = "tokens_per_s";
+  int top = 5, confirm = 8;
+  bool quiet = false;
+};
+
+/// Exit 3 when nothing fits.
+int advise_command(const FolderCatalog& catalog, const AdviseOptions& options);
+
 /// A scenario file, or a shipped scenario's name. Throws InputError listing the names.
 std::filesystem::path find_scenario(const FolderCatalog& catalog, const std::string& scenario);
 

@@ -81,6 +81,18 @@ int main(int argc, char** argv) {
   solve_cmd->add_option("--set", solve.overrides, "override a field: PATH=VALUE")->allow_extra_args(false);
   solve_cmd->add_option("--executor", solve.executor, "des or list")->check(CLI::IsMember({"des", "list"}));
 
+  AdviseOptions advise;
+  auto* advise_cmd = app.add_subcommand("advise", "search parallelism, memory and checkpoint policies for the "
+                                                  "scenario's model, cluster and batch; rank what fits");
+  advise_cmd->add_option("scenario", advise.scenario, "scenario file or shipped scenario name")->required();
+  advise_cmd->add_option("--objective", advise.objective, "tokens_per_s (default) or goodput (effective tokens/s)")
+      ->check(CLI::IsMember({"tokens_per_s", "goodput"}));
+  advise_cmd->add_option("--top", advise.top, "configurations to show (default 5)")->check(CLI::Range(1, 1000));
+  advise_cmd->add_option("--confirm", advise.confirm, "screened configurations re-simulated with the DES (default 8)")
+      ->check(CLI::Range(1, 1000));
+  advise_cmd->add_option("--set", advise.overrides, "override a field: PATH=VALUE")->allow_extra_args(false);
+  advise_cmd->add_flag("-q,--quiet", advise.quiet, "no progress on stderr");
+
   std::string what;
   auto* describe_cmd = app.add_subcommand("describe", "list models, hardware profiles, policies, scenarios");
   describe_cmd->add_option("what", what, "models | hardware | policies | scenarios")
@@ -105,6 +117,7 @@ int main(int argc, char** argv) {
     if (sweep_cmd->parsed()) return sweep_command(catalog, sweep);
     if (compare_cmd->parsed()) return compare_command(compare);
     if (solve_cmd->parsed()) return solve_command(catalog, solve);
+    if (advise_cmd->parsed()) return advise_command(catalog, advise);
   } catch (const strata::InputError& e) {
     print_input_error(e);
     return 2;

@@ -1,0 +1,224 @@
+#include "sim/plan/advisor.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "sim/core/diagnostics.hpp"
+#include "sim/exec/run.hpp"
+#include "sim/plan/sweep_results.hpp"
+#include "sim/report/report.hpp"
+
+namespace strata {
+
+namespace {
+
+using nlohmann::json;
+
+/// A parallel layout and the memory policies tried on it, in order of preference.
+struct Candidate {
+  json settings;
+  Scenario scenario;
+  double screen = 0.0;
+};
+
+std::vector<Override> overrides_of(const std::vector<Override>& base, const json& settings) {
+  std::vector<Override> out = base;
+  for (const auto& [path, value] : settings.items()) out.push_back({path, value.dump()});
+  return out;
+}
+
+double metric(const json& flat, const std::string& key) {
+  return flat.contains(key) && flat.at(key).is_number() ? flat.at(key).get<double>() : 0.0;
+}
+
+/// What bounds a configuration, from its report: the largest non-compute share of the iteration
+/// (pipeline bubble, exposed communication, recomputation and offload for memory, checkpoint
+/// stall); compute-bound when none reaches 5 %.
+std::string bound(const json& flat) {
+  const double T = metric(flat, "throughput.iteration_time_s");
+  if (T <= 0) return "not simulated";
+  const std::vector<std::pair<std::string, double>> shares = {
+      {"bubble-bound", metric(flat, "time_breakdown.bubble_s") / T},
+      {"comm-bound", metric(flat, "time_breakdown.exposed_comm_s") / T},
+      {"memory-bound", (metric(flat, "time_breakdown.recompute_s") + metric(flat, "time_breakdown.exposed_offload_s")) / T},
+      {"checkpoint-bound", metric(flat, "checkpoint.overhead_fraction")},
+  };
+  auto top = std::max_element(shares.begin(), shares.end(), [](auto& a, auto& b) { return a.second < b.second; });
+  const double hbm = metric(flat, "memory.gpu_peak_bytes") / std::max(1.0, metric(flat, "memory.gpu_capacity_bytes"));
+  if (top->second < 0.05)
+    return fmt::format("compute-bound (MFU {:.1f} %, HBM {:.0f} %)", 100 * metric(flat, "throughput.mfu"), 100 * hbm);
+  return fmt::format("{} ({} {:.1f} % of the iteration, HBM {:.0f} %)", top->first,
+                     top->first == "bubble-bound"       ? "bubble"
+                     : top->first == "comm-bound"       ? "exposed communication"
+                     : top->first == "memory-bound"     ? "recompute + offload"
+                                                        : "checkpoint stall",
+                     100 * top->second, 100 * hbm);
+}
+
+}  // namespace
+
+AdviseResult advise(const AdviseRequest& request, const DocumentResolver& resolver, const AdviseProgress& progress) {
+  const auto started = std::chrono::steady_clock::now();
+  if (request.objective != "tokens_per_s" && request.objective != "goodput")
+    throw InputError({Diagnostic{"--objective", "", fmt::format("'{}' is not an objective (expected tokens_per_s or "
+                                                                "goodput)", request.objective)}});
+  const Scenario base = load_scenario(request.scenario, request.overrides, resolver);
+  const bool goodput = request.objective == "goodput";
+  if (goodput && !base.failures.enabled)
+    throw InputError({Diagnostic{"--objective", "", "goodput needs a failures section in the scenario (expected "
+                                                    "tokens_per_s, or a scenario with failures)"}});
+  AdviseResult result;
+
+  // 1. Every layout: TP within a node (powers of two), PP over divisors of the layer count, the rest
+  //    DP; interleaving; micro-batch size; ZeRO (sharded optimizer; ZeRO-2/3 only without PP, as
+  //    DeepSpeed). For each, the least recomputation that fits; optimizer offload only if none does.
+  const std::int64_t gpus = base.gpus, layers = base.model.num_layers;
+  std::vector<json> layouts;
+  for (std::int64_t tp = 1; tp <= base.hardware.gpus_per_node && tp <= gpus; tp *= 2)
+    for (std::int64_t pp = 1; pp <= std::min<std::int64_t>(layers, 64); ++pp) {
+      if (layers % pp != 0 || gpus % (tp * pp) != 0) continue;
+      const std::int64_t dp = gpus / (tp * pp);
+      for (std::int64_t v : {1, 2, 3, 4}) {
+        if (v > 1 && (pp == 1 || layers % (pp * v) != 0)) continue;
+        for (std::int64_t mbs : {1, 2, 4})
+          for (std::int64_t zero : {0, 1, 2, 3}) {
+            if (pp > 1 && zero > 0) continue;  // with PP: Megatron's distributed optimizer instead
+            if (dp == 1 && zero > 0) continue;
+            json s = {{"parallelism.tp", tp},
+                      {"parallelism.pp", pp},
+                      {"parallelism.dp", dp},
+                      {"parallelism.virtual_stages", v},
+                      {"parallelism.schedule", v > 1 ? "interleaved" : "1f1b"},
+                      {"parallelism.sequence_parallel", tp > 1},
+                      {"parallelism.zero_stage", zero},
+                      {"parallelism.distributed_optimizer", pp > 1 && dp > 1},
+                      {"training.micro_batch_size", mbs},
+                      {"memory.offload.optimizer", "none"},
+                      {"memory.offload.params", "none"},
+                      {"memory.offload.activations", "none"}};
+            layouts.push_back(std::move(s));
+          }
+      }
+    }
+
+  std::vector<Candidate> fitting;
+  auto try_fit = [&](json settings) -> bool {
+    for (const char* recompute : {"none", "selective", "full"}) {
+      settings["memory.recompute"] = recompute;
+      ++result.generated;
+      try {
+        Scenario sc = load_scenario(request.scenario, overrides_of(request.overrides, settings), resolver);
+        if (!estimate_scenario(sc).memory.fits) {
+          ++result.too_big;
+          continue;
+        }
+        fitting.push_back({settings, std::move(sc), 0.0});
+        return true;
+      } catch (const InputError&) {
+        ++result.invalid;
+        return false;  // the layout itself is invalid: no recompute policy changes that
+      }
+    }
+    return false;
+  };
+  for (std::size_t i = 0; i < layouts.size(); ++i) {
+    try_fit(layouts[i]);
+    if (progress) progress("memory", static_cast<std::int64_t>(i) + 1, static_cast<std::int64_t>(layouts.size()));
+  }
+  if (fitting.empty()) {
+    // Memory pressure beyond recomputation: ZeRO-Offload of the optimizer to host memory.
+    for (json s : layouts) {
+      if (s["parallelism.zero_stage"] == 0 && !s["parallelism.distributed_optimizer"].get<bool>()) continue;
+      s["memory.offload.optimizer"] = "cpu";
+      try_fit(s);
+    }
+  }
+  if (fitting.empty()) {
+    result.note = fmt::format("no configuration fits: {} layouts, {} invalid, {} too big even with full recompute "
+                              "and optimizer offload", layouts.size(), result.invalid, result.too_big);
+    result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    return result;
+  }
+
+  // 2. Screen: training alone, contention-free.
+  SimulationOptions list;
+  list.executor = ExecutorKind::list;
+  for (std::size_t i = 0; i < fitting.size(); ++i) {
+    Scenario sc = fitting[i].scenario;
+    sc.checkpoint.enabled = false;
+    sc.failures.enabled = false;
+    sc.data.enabled = false;
+    fitting[i].screen = run_scenario(sc, list).simulation->throughput.tokens_per_s;
+    ++result.screened;
+    if (progress) progress("screen", static_cast<std::int64_t>(i) + 1, static_cast<std::int64_t>(fitting.size()));
+  }
+  std::stable_sort(fitting.begin(), fitting.end(), [](const Candidate& a, const Candidate& b) { return a.screen > b.screen; });
+
+  // 3. Confirm the best with the DES and the whole scenario.
+  auto simulate = [&](const Scenario& sc, const json& settings) {
+    AdvisedConfig c;
+    c.settings = settings;
+    c.report = flatten_report(make_report(sc, run_scenario(sc)));
+    c.objective = metric(c.report, goodput ? "run.effective_tokens_per_s" : "throughput.tokens_per_s");
+    return c;
+  };
+  const std::size_t confirm = std::min<std::size_t>(fitting.size(), static_cast<std::size_t>(std::max(1, request.confirm)));
+  for (std::size_t i = 0; i < confirm; ++i) {
+    result.ranked.push_back(simulate(fitting[i].scenario, fitting[i].settings));
+    ++result.confirmed;
+    if (progress) progress("confirm", static_cast<std::int64_t>(i) + 1, static_cast<std::int64_t>(confirm));
+  }
+  auto by_objective = [](const AdvisedConfig& a, const AdvisedConfig& b) { return a.objective > b.objective; };
+  std::stable_sort(result.ranked.begin(), result.ranked.end(), by_objective);
+
+  // 4. Checkpoints for the winner: each strategy the hardware allows, at the scenario's interval and
+  //    at Daly's optimum for that strategy's cost.
+  if (base.checkpoint.enabled) {
+    const AdvisedConfig winner = result.ranked.front();
+    std::vector<std::pair<std::string, json>> strategies = {{"sync", json::array({"object_store"})},
+                                                            {"async", json::array({"dram", "object_store"})}};
+    const bool ssd = base.hardware.local_ssd.count > 0, cxl = base.hardware.cxl.capacity.value > 0;
+    if (ssd) strategies.push_back({"tiered", json::array({cxl ? "cxl" : "dram", "local_ssd", "object_store"})});
+    if (base.nodes >= 2) strategies.push_back({"in_memory", json::array({"dram", "object_store"})});
+    json base_tiers = json::array();
+    for (Tier t : base.checkpoint.tiers) base_tiers.push_back(to_string(t));
+    for (const auto& [strategy, tiers] : strategies) {
+      json s = winner.settings;
+      // The scenario's own strategy was simulated with the winner already: only its Daly interval is new.
+      const bool known = strategy == base.checkpoint.strategy && tiers == base_tiers;
+      s["checkpoint.strategy"] = strategy;
+      s["checkpoint.tiers"] = tiers;
+      for (int pass = 0; pass < 2; ++pass) {
+        try {
+          const Scenario sc = load_scenario(request.scenario, overrides_of(request.overrides, s), resolver);
+          AdvisedConfig c = known && pass == 0 ? winner : simulate(sc, s);
+          if (!(known && pass == 0)) ++result.checkpoint_trials;
+          const double daly = metric(c.report, "run.daly_interval_s");
+          const double T = metric(c.report, "throughput.iteration_time_s");
+          if (!(known && pass == 0)) result.ranked.push_back(std::move(c));
+          if (pass == 1 || daly <= 0 || T <= 0) break;
+          const auto every = static_cast<std::int64_t>(std::max(1.0, std::round(daly / T)));
+          if (every == sc.checkpoint.interval_iterations) break;
+          s["checkpoint.interval_iterations"] = every;
+        } catch (const InputError&) {
+          break;  // e.g. a tier this hardware lacks
+        }
+      }
+    }
+    std::stable_sort(result.ranked.begin(), result.ranked.end(), by_objective);
+  }
+
+  const double best = result.ranked.front().objective;
+  for (auto& c : result.ranked) {
+    const std::string against =
+        &c == &result.ranked.front() ? "best" : fmt::format("{:+.1f} % vs best", 100 * (c.objective / best - 1.0));
+    c.verdict = fmt::format("{}: {}", against, bound(c.report));
+  }
+  if (result.ranked.size() > static_cast<std::size_t>(request.top)) result.ranked.resize(static_cast<std::size_t>(request.top));
+  result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  return result;
+}
+
+}  // namespace strata

@@ -1,0 +1,74 @@
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include <cstdio>
+
+#include "sim/core/units.hpp"
+#include "sim/plan/advisor.hpp"
+#include "tools/cli/commands.hpp"
+
+namespace strata::cli {
+
+namespace {
+
+double num(const nlohmann::json& j, const std::string& key) {
+  return j.contains(key) && j.at(key).is_number() ? j.at(key).get<double>() : 0.0;
+}
+
+std::string text(const nlohmann::json& j, const std::string& key) {
+  if (!j.contains(key)) return "-";
+  return j.at(key).is_string() ? j.at(key).get<std::string>() : j.at(key).dump();
+}
+
+}  // namespace
+
+int advise_command(const FolderCatalog& catalog, const AdviseOptions& o) {
+  AdviseRequest r;
+  r.scenario = find_scenario(catalog, o.scenario);
+  for (const auto& t : o.overrides) r.overrides.push_back(parse_override(t));
+  r.objective = o.objective;
+  r.top = o.top;
+  r.confirm = o.confirm;
+  const bool tty = ::isatty(2) != 0;
+  const AdviseResult a = advise(r, catalog, [&](const std::string& stage, std::int64_t done, std::int64_t total) {
+    if (o.quiet) return;
+    if (tty) std::fprintf(stderr, "\r%-8s %lld/%lld", stage.c_str(), static_cast<long long>(done),
+                          static_cast<long long>(total));
+    else if (done == total) std::fprintf(stderr, "%-8s %lld/%lld\n", stage.c_str(), static_cast<long long>(done),
+                                         static_cast<long long>(total));
+    if (tty && done == total) std::fputc('\n', stderr);
+  });
+  if (a.ranked.empty()) {
+    std::printf("%s\n", a.note.c_str());
+    return 3;
+  }
+  std::printf("%-4s %3s %3s %4s %2s %3s %4s %-9s %-8s %-22s %9s %10s %6s %9s %s\n", "rank", "tp", "pp", "dp", "v",
+              "mbs", "zero", "recompute", "offload", "checkpoint", "iter (s)", "tokens/s", "MFU", "HBM", "why");
+  int rank = 0;
+  for (const auto& c : a.ranked) {
+    const auto& f = c.report;
+    const std::string ckpt = f.contains("checkpoint.strategy")
+                                 ? fmt::format("{} /{}", text(f, "checkpoint.strategy"), text(f, "checkpoint.interval_iterations"))
+                                 : "-";
+    std::printf("%-4d %3s %3s %4s %2s %3s %4s %-9s %-8s %-22s %9.3f %10.4g %5.1f%% %9s %s\n", ++rank,
+                text(c.settings, "parallelism.tp").c_str(), text(c.settings, "parallelism.pp").c_str(),
+                text(c.settings, "parallelism.dp").c_str(), text(c.settings, "parallelism.virtual_stages").c_str(),
+                text(c.settings, "training.micro_batch_size").c_str(),
+                c.settings.at("parallelism.distributed_optimizer").get<bool>()
+                    ? "DO"
+                    : text(c.settings, "parallelism.zero_stage").c_str(),
+                text(c.settings, "memory.recompute").c_str(), text(c.settings, "memory.offload.optimizer").c_str(),
+                ckpt.c_str(), num(f, "throughput.iteration_time_s"), num(f, "throughput.tokens_per_s"),
+                100 * num(f, "throughput.mfu"), format_bytes(num(f, "memory.gpu_peak_bytes")).c_str(),
+                c.verdict.c_str());
+  }
+  std::printf("objective %s; %lld configurations generated (%lld invalid, %lld do not fit), %lld screened "
+              "contention-free, %lld simulated with the DES, %lld checkpoint trials; %.1f s\n",
+              o.objective.c_str(), static_cast<long long>(a.generated), static_cast<long long>(a.invalid),
+              static_cast<long long>(a.too_big), static_cast<long long>(a.screened),
+              static_cast<long long>(a.confirmed), static_cast<long long>(a.checkpoint_trials), a.seconds);
+  return 0;
+}
+
+}  // namespace strata::cli
