@@ -29,20 +29,26 @@ std::string joined(const InputError& e) {
 
 }  // namespace
 
+std::filesystem::path base_scenario_file(const SweepSpec& spec, const DocumentResolver& resolver,
+                                         const std::filesystem::path& base_dir) {
+  const std::string name = spec.base.get<std::string>();
+  const std::filesystem::path path = name;
+  if (path.is_relative() && std::filesystem::exists(base_dir / path)) return base_dir / path;
+  if (std::filesystem::exists(path)) return path;
+  if (auto named = resolver.find("scenario", name)) return *named;
+  throw InputError({Diagnostic{spec.file, "/base", fmt::format("no such scenario file or name '{}' (expected a path, "
+                                                               "relative to the sweep file or not, or a shipped "
+                                                               "scenario name)", name)}});
+}
+
 json run_point(const SweepSpec& spec, const SweepPoint& point, const DocumentResolver& resolver,
                const std::filesystem::path& base_dir, const SimulationOptions& options) {
   json row = {{"point", point.index}, {"params", point.params}};
   try {
-    ComposedScenario composed;
-    if (spec.base.is_object()) {
-      composed = compose_scenario(spec.base, spec.file + " /base", base_dir, point.overrides, resolver);
-    } else {
-      std::filesystem::path path = spec.base.get<std::string>();
-      if (path.is_relative() && std::filesystem::exists(base_dir / path)) path = base_dir / path;
-      else if (!std::filesystem::exists(path))
-        if (auto named = resolver.find("scenario", spec.base.get<std::string>())) path = *named;
-      composed = compose_scenario(path, point.overrides, resolver);
-    }
+    const ComposedScenario composed =
+        spec.base.is_object()
+            ? compose_scenario(spec.base, spec.file + " /base", base_dir, point.overrides, resolver)
+            : compose_scenario(base_scenario_file(spec, resolver, base_dir), point.overrides, resolver);
     const Scenario sc = parse_scenario(composed.doc, composed.sources);
     const RunResult r = run_scenario(sc, options);
     row["status"] = "ok";

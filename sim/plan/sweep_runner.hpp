@@ -24,6 +24,11 @@ struct SweepOptions {
 /// How many of a sweep's points are done or left, for a progress display.
 using SweepProgress = std::function<void(std::int64_t finished, std::int64_t total)>;
 
+/// The base scenario's file when the sweep names one (relative to the sweep file, to the working
+/// folder, or a shipped name). Throws InputError at /base when there is none.
+std::filesystem::path base_scenario_file(const SweepSpec& spec, const DocumentResolver& resolver,
+                                         const std::filesystem::path& base_dir);
+
 /// One point: its row (status ok with the flattened report, invalid with the validation errors,
 /// failed with the internal error). `base_dir` anchors the relative paths of an inline base.
 nlohmann::json run_point(const SweepSpec& spec, const SweepPoint& point, const DocumentResolver& resolver,

@@ -86,6 +86,7 @@ int sweep_command(const FolderCatalog& catalog, const SweepCommandOptions& o) {
   const std::filesystem::path file = o.sweep;
   const nlohmann::json doc = read_json_file(file, file.string());
   const SweepSpec spec = parse_sweep(doc, file.string());
+  if (spec.base.is_string()) base_scenario_file(spec, catalog, file.parent_path());  // refuse a bad base now
   SweepOptions options;
   options.jobs = o.jobs > 0 ? o.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   std::tie(options.shard, options.shards) = parse_shard(o.shard);
