@@ -1,15 +1,18 @@
 #include "sim/plan/sweep_runner.hpp"
 
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
 
+#include <atomic>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <new>
 #include <stdexcept>
 
 #include "sim/core/diagnostics.hpp"
@@ -78,6 +81,13 @@ std::int64_t run_sweep(const SweepSpec& spec, SweepResults& results, const Docum
   if (todo.empty()) return 0;
   const int workers = static_cast<int>(std::min<std::int64_t>(std::max(1, options.jobs), todo.size()));
 
+  // The next point to take, shared by the workers: each takes one at a time, so both cores stay busy
+  // to the end whatever the points cost.
+  void* shared = ::mmap(nullptr, sizeof(std::atomic<std::int64_t>), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+                        -1, 0);
+  if (shared == MAP_FAILED) throw std::runtime_error(std::string("mmap: ") + std::strerror(errno));
+  auto* next = new (shared) std::atomic<std::int64_t>(0);
+  static_assert(std::atomic<std::int64_t>::is_always_lock_free, "the shared counter must work across processes");
   int beat[2];  // a byte per finished point, from the workers
   if (::pipe(beat) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
   std::fflush(nullptr);
@@ -93,7 +103,8 @@ std::int64_t run_sweep(const SweepSpec& spec, SweepResults& results, const Docum
       if (::getppid() != parent) ::_exit(1);
       int status = 0;
       try {
-        for (std::size_t i = static_cast<std::size_t>(w); i < todo.size(); i += static_cast<std::size_t>(workers)) {
+        for (auto i = static_cast<std::size_t>(next->fetch_add(1)); i < todo.size();
+             i = static_cast<std::size_t>(next->fetch_add(1))) {
           append_line(results.jsonl(), row_line(run_point(spec, *todo[i], resolver, base_dir, options.simulation)));
           [[maybe_unused]] auto n = ::write(beat[1], "x", 1);
         }
@@ -123,6 +134,7 @@ std::int64_t run_sweep(const SweepSpec& spec, SweepResults& results, const Docum
     }
     ok = ok && WIFEXITED(status) && WEXITSTATUS(status) == 0;
   }
+  ::munmap(shared, sizeof(std::atomic<std::int64_t>));
   if (!ok) throw std::runtime_error("a sweep worker failed (see the messages above)");
   return finished;
 }

@@ -1,8 +1,8 @@
 #pragma once
 
 /// Runs a sweep's points in worker processes (SimGrid allows one simulation per process, and the
-/// points are independent): each worker takes a fixed stripe of the points still to do and appends
-/// each finished row to the results as one line. Workers die with the process that started them, so
+/// points are independent): each worker takes the next point still to do and appends each finished
+/// row to the results as one line. Workers die with the process that started them, so
 /// a killed sweep leaves only whole rows, and running it again does the rest.
 
 #include <cstdint>
