@@ -16,7 +16,9 @@
 #include <thread>
 
 #include "sim/core/diagnostics.hpp"
+#include "sim/plan/sweep_runner.hpp"
 #include "sim/plan/sweep_spec.hpp"
+#include "sim/report/report.hpp"
 #include "support.hpp"
 
 namespace {
@@ -64,13 +66,15 @@ std::vector<std::string> sorted_rows(const fs::path& dir) {
   return rows;
 }
 
-/// 16 DES points of GPT-3 175B on 64 A100 (about a third of a second each), and 16 invalid ones.
+/// 32 DES points of GPT-3 175B on 64 A100 in 16 families of two failure rates (about a third of a
+/// second each family), and 32 invalid ones.
 fs::path write_sweep(const fs::path& dir) {
   const json sweep = {{"base", "korthikanti-175b-selective"},
                       {"grid",
                        {{"training.micro_batch_size", {1, 2}},
                         {"memory.recompute", {"selective", "full"}},
-                        {"parallelism.tp", {8, 16}}}},
+                        {"parallelism.tp", {8, 16}},
+                        {"failures.gpu_mtbf", {"2000 h", "50000 h"}}}},
                       {"sample", {{"count", 4}, {"seed", 3},
                                   {"axes", {{"hardware.nvlink.bandwidth", {"200 GB/s", "300 GB/s", "450 GB/s"}},
                                             {"hardware.nic.bandwidth", {"100 Gb/s", "200 Gb/s"}}}}}}};
@@ -87,10 +91,10 @@ TEST_CASE("A sweep killed with SIGKILL and resumed gives exactly the uninterrupt
   const fs::path whole = dir / "whole", killed = dir / "killed";
   REQUIRE(run_cli({"sweep", file.string(), "--out", whole.string(), "-j", "2", "-q"}) == 0);
   const auto expected = sorted_rows(whole);
-  REQUIRE(expected.size() == 32);
+  REQUIRE(expected.size() == 64);
   CHECK(std::count_if(expected.begin(), expected.end(), [](const std::string& r) {
           return r.find("\"status\":\"invalid\"") != std::string::npos;
-        }) == 16);  // tp 16 × pp 8 needs 128 GPUs, not 64: recorded as invalid, not fatal
+        }) == 32);  // tp 16 × pp 8 needs 128 GPUs, not 64: recorded as invalid, not fatal
 
   std::mt19937 rng(12345);
   int kills = 0;
@@ -133,6 +137,51 @@ TEST_CASE("Shards 1..N of a sweep merge to exactly the unsharded result", "[swee
                 (dir / "bad").string()}) == 2);
   // Nor does a folder holding another sweep take this one's results.
   CHECK(run_cli({"sweep", file.string(), "--out", (dir / "other").string(), "-q"}) == 2);
+}
+
+TEST_CASE("Scenarios run as a family give exactly the reports of separate runs", "[sweep][family]") {
+  // Checkpoint intervals short enough for the persist to press back and long enough not to, with a
+  // slow object store so that the windows differ in length, and two failure rates; async and
+  // in-memory checkpoints; both executors.
+  for (const std::string executor : {"des", "list"}) {
+    for (const std::string strategy : {"async", "in_memory"}) {
+      std::vector<strata::Scenario> family;
+      for (const std::string interval : {"1", "4", "40"})
+        for (const std::string mtbf : {"2000 h", "50000 h"})
+          family.push_back(strata::test::load("llama-3-70b-h100-cxl-async",
+                                              {"checkpoint.strategy=" + strategy,
+                                               "hardware.object_store.bandwidth=20 GB/s",
+                                               "checkpoint.interval_iterations=" + interval,
+                                               "failures.gpu_mtbf=" + mtbf}));
+      strata::SimulationOptions options;
+      options.executor = executor == "des" ? strata::ExecutorKind::des : strata::ExecutorKind::list;
+      const auto together = strata::run_scenarios(family, options);
+      REQUIRE(together.size() == family.size());
+      for (std::size_t i = 0; i < family.size(); ++i) {
+        INFO(executor << " " << strategy << " member " << i);
+        const json alone = strata::make_report(family[i], strata::run_scenario(family[i], options));
+        CHECK(strata::make_report(family[i], together[i]).dump() == alone.dump());
+      }
+    }
+  }
+}
+
+TEST_CASE("The shipped GPT-3 checkpoint sweep runs as one family per strategy and bandwidth", "[sweep][family]") {
+  const fs::path file = strata::test::source_path("scenarios/sweeps/gpt3-175b-h100-checkpoint.json");
+  std::ifstream in(file);
+  const strata::SweepSpec spec = strata::parse_sweep(json::parse(in), file.string());
+  std::vector<const strata::SweepPoint*> points;
+  for (const auto& p : spec.points) points.push_back(&p);
+  const auto families = strata::sweep_families(points);
+  // Intervals (5) and MTBFs (10) vary within a family; strategies (4) × bandwidths (10) do not.
+  CHECK(families.size() == 40);
+  for (const auto& f : families) {
+    CHECK(f.size() == 50);
+    for (const auto* p : f) {
+      CHECK(p->params.at("checkpoint.strategy") == f.front()->params.at("checkpoint.strategy"));
+      CHECK(p->params.at("hardware.object_store.bandwidth") == f.front()->params.at("hardware.object_store.bandwidth"));
+    }
+  }
 }
 
 TEST_CASE("Invalid sweep files get one line per error with the JSON pointer", "[sweep][input]") {

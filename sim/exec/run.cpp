@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <limits>
+#include <optional>
 
 #include "sim/exec/executor.hpp"
 #include "sim/exec/goodput.hpp"
@@ -94,87 +95,6 @@ struct CheckpointRun {
   std::shared_ptr<const TaskTimes> times;
 };
 
-class CheckpointSimulator {
- public:
-  CheckpointSimulator(const Scenario& sc, const ComputeGraph& graph, const RunResult& r, const SimulationOptions& options,
-                      const PlatformLayout& layout)
-      : sc_(sc), graph_(graph), r_(r), options_(options), layout_(layout) {}
-
-  TaskTimes simulate(const TaskDag& dag) const {
-    const TaskCosts costs(sc_.hardware, sc_.training.precision, layout_, dag);
-    return options_.executor == ExecutorKind::des ? run_des(dag, costs, layout_) : run_list_schedule(dag, costs);
-  }
-
-  /// The steady iteration time without a checkpoint.
-  double baseline() const {
-    if (dag_iterations(sc_, {options_.fold}) >= 2) return r_.simulation->throughput.iteration_time;
-    const TaskDag plain = build_training_dag(sc_, graph_, r_.partition, r_.memory, {options_.fold, -1, 2});
-    const auto [s0, e0] = last_iteration_window(plain, simulate(plain));
-    return e0 - s0;
-  }
-
-  /// One checkpoint after iteration c, with enough iterations after it that its background hops end
-  /// inside the simulated window (up to the next checkpoint), so their interference with training
-  /// counts in the stall.
-  CheckpointRun run(double T, bool persist) const {
-    const int c = std::max(2, dag_iterations(sc_, {options_.fold})) - 2;
-    const int interval = static_cast<int>(std::min<std::int64_t>(sc_.checkpoint.interval_iterations, kMaxWindow));
-    int after = 1;
-    for (int attempt = 0;; ++attempt) {
-      DagOptions opt{options_.fold, c, c + 1 + after};
-      opt.persist = persist;
-      auto dag_ptr = std::make_shared<const TaskDag>(build_training_dag(sc_, graph_, r_.partition, r_.memory, opt));
-      const TaskDag& dag = *dag_ptr;
-      auto times_ptr = std::make_shared<const TaskTimes>(simulate(dag));
-      const TaskTimes& times = *times_ptr;
-      const std::vector<double> ends = iteration_ends(dag, times);
-      CheckpointRun out;
-      double first = std::numeric_limits<double>::infinity(), done = 0.0, blocking = 0.0, replicated = 0.0;
-      for (TaskId id = 0; id < dag.tasks.size(); ++id) {
-        const Task& t = dag.tasks[id];
-        if (t.kind != TaskKind::checkpoint) continue;
-        first = std::min(first, times.start[id]);
-        done = std::max(done, times.finish[id]);
-        if (t.stream == Stream::compute) blocking = std::max(blocking, times.finish[id]);
-        // DRAM to DRAM is a copy to a peer node (tiers appear once each, so no hop moves DRAM to DRAM).
-        if (t.stream == Stream::checkpoint && !t.flows.empty() && t.flows.front().src.kind == DeviceKind::dram &&
-            t.flows.front().dst.kind == DeviceKind::dram)
-          replicated = std::max(replicated, times.finish[id]);
-      }
-      const double origin = ends[static_cast<std::size_t>(c)];
-      if (!std::isfinite(first)) first = origin;  // nothing to move (near storage without later tiers)
-      out.snapshot_stall_s = std::max(0.0, ends[static_cast<std::size_t>(c) + 1] - origin - T);
-      out.stall_s = std::max(0.0, ends.back() - origin - static_cast<double>(after) * T);
-      out.blocking_s = std::max(0.0, blocking - first);
-      out.replicated_s = std::max(0.0, replicated - first);
-      out.persist_s = std::max(0.0, done - first);
-      const bool covered = done <= ends.back() || after >= interval;
-      if (covered || attempt + 1 == kMaxAttempts) {
-        out.staging = analyse_schedule(dag, times, [](TaskId) { return std::string(); }, sc_.gpus,
-                                       sc_.hardware.gpus_per_node)
-                          .node_tiers;
-        if (options_.keep_schedule) {
-          out.dag = dag_ptr;
-          out.times = times_ptr;
-        }
-        return out;
-      }
-      after = std::min(interval, after + static_cast<int>(std::ceil((done - ends.back()) / T)) + 1);
-    }
-  }
-
-  const Scenario& sc_;
-  const ComputeGraph& graph_;
-  const RunResult& r_;
-  const SimulationOptions& options_;
-  const PlatformLayout& layout_;
-  /// Iterations simulated after a checkpoint at most: beyond them back-pressure is computed.
-  static constexpr std::int64_t kMaxWindow = 64;
-  /// Re-simulations with a longer window when the background hops outlast it (each re-simulation
-  /// sizes the window from the last one's persist, so one is usually enough).
-  static constexpr int kMaxAttempts = 3;
-};
-
 /// The rank holding `rank`'s replica under redundant computation: the same lane one stage before.
 std::int64_t previous_stage_rank(const RankLayout& ranks, std::int64_t rank) {
   const std::int64_t stage = (ranks.stage_of(rank) + ranks.pp - 1) % ranks.pp;
@@ -189,6 +109,155 @@ enum class RestoreSource {
   local_ssd,   ///< near_storage: the 16-bit weights from the SSDs (the states stay there)
   object_store_near,  ///< near_storage after losing the node: states to the new SSDs, weights up
   previous_stage,     ///< redundant_compute: the replica on the previous stage's GPU
+};
+
+class CheckpointSimulator;
+double simulate_restore(const Scenario& sc, const TaskDag& shape, const std::vector<double>& per_rank,
+                        RestoreSource source, const CheckpointSimulator& sim);
+
+/// Simulates checkpoints and restores against one training run. It keeps what it simulated, so
+/// scenarios that differ only in their checkpoint interval reuse the windows and restores.
+class CheckpointSimulator {
+ public:
+  CheckpointSimulator(const Scenario& sc, const ComputeGraph& graph, const RunResult& r, const SimulationOptions& options,
+                      const PlatformLayout& layout)
+      : sc_(sc), graph_(graph), r_(r), options_(options), layout_(layout) {}
+
+  TaskTimes simulate(const TaskDag& dag) const {
+    const TaskCosts costs(sc_.hardware, sc_.training.precision, layout_, dag);
+    return options_.executor == ExecutorKind::des ? run_des(dag, costs, layout_) : run_list_schedule(dag, costs);
+  }
+
+  const RunResult& training() const { return r_; }
+
+  /// The steady iteration time without a checkpoint.
+  double baseline() const {
+    if (dag_iterations(sc_, {options_.fold}) >= 2) return r_.simulation->throughput.iteration_time;
+    if (!baseline_) {
+      const TaskDag plain = build_training_dag(sc_, graph_, r_.partition, r_.memory, {options_.fold, -1, 2});
+      const auto [s0, e0] = last_iteration_window(plain, simulate(plain));
+      baseline_ = e0 - s0;
+    }
+    return *baseline_;
+  }
+
+  /// The iteration time of the same run without the checkpoint section (redundant computation's
+  /// reference).
+  double plain_iteration() const {
+    if (!plain_iteration_) {
+      Scenario plain = sc_;
+      plain.checkpoint.enabled = false;
+      const MemoryEstimate plain_memory = estimate_memory(plain, graph_, r_.partition);
+      const TaskDag dag = build_training_dag(plain, graph_, r_.partition, plain_memory, {options_.fold, -1, 2});
+      const auto [s0, e0] = last_iteration_window(dag, simulate(dag));
+      plain_iteration_ = e0 - s0;
+    }
+    return *plain_iteration_;
+  }
+
+  /// One checkpoint after iteration c, with enough iterations after it that its background hops end
+  /// inside the simulated window (up to the next checkpoint, `interval_iterations` later), so their
+  /// interference with training counts in the stall. Without contention (the list executor) nothing
+  /// the background hops do slows training, so one iteration after the checkpoint is exact.
+  CheckpointRun run(double T, bool persist, std::int64_t interval_iterations) const {
+    const int interval = static_cast<int>(std::min<std::int64_t>(interval_iterations, kMaxWindow));
+    const bool contention_free = options_.executor == ExecutorKind::list;
+    int after = 1;
+    for (int attempt = 0;; ++attempt) {
+      const Window& w = window(after, persist);
+      const double origin = w.ends[static_cast<std::size_t>(w.checkpoint_after)];
+      CheckpointRun out;
+      out.snapshot_stall_s = std::max(0.0, w.ends[static_cast<std::size_t>(w.checkpoint_after) + 1] - origin - T);
+      out.stall_s = std::max(0.0, w.ends.back() - origin - static_cast<double>(after) * T);
+      out.blocking_s = std::max(0.0, w.blocking - w.first);
+      out.replicated_s = std::max(0.0, w.replicated - w.first);
+      out.persist_s = std::max(0.0, w.done - w.first);
+      out.staging = w.staging;
+      out.dag = w.dag;
+      out.times = w.times;
+      const bool covered = contention_free || w.done <= w.ends.back() || after >= interval;
+      if (covered || attempt + 1 == kMaxAttempts) return out;
+      after = std::min(interval, after + static_cast<int>(std::ceil((w.done - w.ends.back()) / T)) + 1);
+    }
+  }
+
+  /// Every simulated GPU reloading at once from `source` (`per_rank`: bytes per rank of each
+  /// stage); returns the makespan.
+  double restore(RestoreSource source, const std::vector<double>& per_rank) const {
+    auto it = restores_.find(source);
+    if (it != restores_.end()) return it->second;
+    if (!shape_)
+      shape_ = std::make_shared<const TaskDag>(
+          build_training_dag(sc_, graph_, r_.partition, r_.memory, {options_.fold, -1, 1}));
+    return restores_[source] = simulate_restore(sc_, *shape_, per_rank, source, *this);
+  }
+
+ private:
+  /// What a simulated run with a checkpoint after iteration `checkpoint_after` and `after`
+  /// iterations behind it measured (times in simulated seconds). The interval only decides how long
+  /// a window is needed, so scenarios that differ in their interval share the windows of equal
+  /// length.
+  struct Window {
+    int checkpoint_after = 0;
+    std::vector<double> ends;  ///< end of each iteration's GPU work
+    double first = 0.0;        ///< the first checkpoint task starts
+    double done = 0.0;         ///< the last one ends
+    double blocking = 0.0;     ///< the blocking hops (on the compute stream) end
+    double replicated = 0.0;   ///< the peer copies (DRAM to DRAM) end
+    std::map<Tier, NodeTierPeak> staging;
+    std::shared_ptr<const TaskDag> dag;  ///< kept only for a trace
+    std::shared_ptr<const TaskTimes> times;
+  };
+
+  const Window& window(int after, bool persist) const {
+    auto [it, added] = windows_.try_emplace({after, persist});
+    if (!added) return it->second;
+    Window& w = it->second;
+    w.checkpoint_after = std::max(2, dag_iterations(sc_, {options_.fold})) - 2;
+    DagOptions opt{options_.fold, w.checkpoint_after, w.checkpoint_after + 1 + after};
+    opt.persist = persist;
+    auto dag = std::make_shared<const TaskDag>(build_training_dag(sc_, graph_, r_.partition, r_.memory, opt));
+    auto times = std::make_shared<const TaskTimes>(simulate(*dag));
+    w.ends = iteration_ends(*dag, *times);
+    w.first = std::numeric_limits<double>::infinity();
+    for (TaskId id = 0; id < dag->tasks.size(); ++id) {
+      const Task& t = dag->tasks[id];
+      if (t.kind != TaskKind::checkpoint) continue;
+      w.first = std::min(w.first, times->start[id]);
+      w.done = std::max(w.done, times->finish[id]);
+      if (t.stream == Stream::compute) w.blocking = std::max(w.blocking, times->finish[id]);
+      // DRAM to DRAM is a copy to a peer node (tiers appear once each, so no hop moves DRAM to DRAM).
+      if (t.stream == Stream::checkpoint && !t.flows.empty() && t.flows.front().src.kind == DeviceKind::dram &&
+          t.flows.front().dst.kind == DeviceKind::dram)
+        w.replicated = std::max(w.replicated, times->finish[id]);
+    }
+    // Nothing to move (near storage without later tiers): the checkpoint is done when taken.
+    if (!std::isfinite(w.first)) w.first = w.ends[static_cast<std::size_t>(w.checkpoint_after)];
+    w.staging = analyse_schedule(*dag, *times, [](TaskId) { return std::string(); }, sc_.gpus,
+                                 sc_.hardware.gpus_per_node)
+                    .node_tiers;
+    if (options_.keep_schedule) {
+      w.dag = std::move(dag);
+      w.times = std::move(times);
+    }
+    return w;
+  }
+
+  const Scenario& sc_;
+  const ComputeGraph& graph_;
+  const RunResult& r_;
+  const SimulationOptions& options_;
+  const PlatformLayout& layout_;
+  mutable std::map<std::pair<int, bool>, Window> windows_;
+  mutable std::map<RestoreSource, double> restores_;
+  mutable std::shared_ptr<const TaskDag> shape_;  ///< one iteration, for the restores' ranks
+  mutable std::optional<double> baseline_;
+  mutable std::optional<double> plain_iteration_;
+  /// Iterations simulated after a checkpoint at most: beyond them back-pressure is computed.
+  static constexpr std::int64_t kMaxWindow = 64;
+  /// Re-simulations with a longer window when the background hops outlast it (each re-simulation
+  /// sizes the window from the last one's persist, so one is usually enough).
+  static constexpr int kMaxAttempts = 3;
 };
 
 /// Every simulated GPU reloading at once from `source`; returns the makespan.
@@ -249,8 +318,8 @@ double simulate_restore(const Scenario& sc, const TaskDag& shape, const std::vec
 /// Simulates a checkpoint after a training iteration and measures what it costs against the same
 /// run without it; restore is every simulated GPU reading its shard back at once, from where each
 /// failure kind leaves a copy.
-CheckpointResult simulate_checkpoint(const Scenario& sc, const ComputeGraph& graph, const RunResult& r,
-                                     const SimulationOptions& options, const PlatformLayout& layout) {
+CheckpointResult simulate_checkpoint(const Scenario& sc, const CheckpointSimulator& sim) {
+  const RunResult& r = sim.training();
   CheckpointResult c;
   const CheckpointSpec& spec = sc.checkpoint;
   c.strategy = spec.strategy;
@@ -259,24 +328,18 @@ CheckpointResult simulate_checkpoint(const Scenario& sc, const ComputeGraph& gra
     c.size_bytes += per_rank[s] * static_cast<double>(sc.parallelism.tp * sc.parallelism.dp);
     c.max_rank_bytes = std::max(c.max_rank_bytes, per_rank[s]);
   }
-  const CheckpointSimulator sim(sc, graph, r, options, layout);
   if (spec.strategy == "redundant_compute") {
     // No checkpoint: the cost is the slower iteration (against the same run without the replicas);
     // a failed rank's state comes from the previous stage's GPU, unless one node held both.
-    Scenario plain = sc;
-    plain.checkpoint.enabled = false;
-    const MemoryEstimate plain_memory = estimate_memory(plain, graph, r.partition);
-    const TaskDag dag = build_training_dag(plain, graph, r.partition, plain_memory, {options.fold, -1, 2});
-    const auto [s0, e0] = last_iteration_window(dag, sim.simulate(dag));
+    const double plain = sim.plain_iteration();
     const double T = r.simulation->throughput.iteration_time;
-    c.redundant_overhead_s = T - (e0 - s0);
-    c.overhead_fraction = c.redundant_overhead_s / (e0 - s0);
-    const TaskDag shape = build_training_dag(sc, graph, r.partition, r.memory, {options.fold, -1, 1});
+    c.redundant_overhead_s = T - plain;
+    c.overhead_fraction = c.redundant_overhead_s / plain;
     const RankLayout ranks = rank_layout(sc);
     bool apart = true;  // every replica on another node than the rank it protects
     for (std::int64_t rank = 0; rank < sc.gpus; ++rank)
       apart = apart && ranks.node(previous_stage_rank(ranks, rank)) != ranks.node(rank);
-    const Recovery replica{true, 0.0, simulate_restore(sc, shape, per_rank, RestoreSource::previous_stage, sim)};
+    const Recovery replica{true, 0.0, sim.restore(RestoreSource::previous_stage, per_rank)};
     c.recovery["gpu"] = replica;
     c.recovery["network"] = replica;
     c.recovery["node"] = apart ? replica : Recovery{false, 0.0, 0.0};
@@ -286,7 +349,7 @@ CheckpointResult simulate_checkpoint(const Scenario& sc, const ComputeGraph& gra
   const double T = sim.baseline();
   const double interval = static_cast<double>(spec.interval_iterations) * r.simulation->throughput.iteration_time;
   const bool in_memory = spec.strategy == "in_memory", near = spec.strategy == "near_storage";
-  const CheckpointRun one = sim.run(T, false);
+  const CheckpointRun one = sim.run(T, false, spec.interval_iterations);
   // The next snapshot is due one interval after this one's stall; it waits if this persist (which
   // frees the staging pool) has not finished by then.
   auto wait_for = [&](double busy_s, double stall_s, double period_s) {
@@ -304,7 +367,7 @@ CheckpointResult simulate_checkpoint(const Scenario& sc, const ComputeGraph& gra
     c.replicate_s = one.replicated_s;
     if (spec.tiers.size() > 1) {
       // Every persist_every-th checkpoint also goes on to the later tiers: average the two kinds.
-      const CheckpointRun persisting = sim.run(T, true);
+      const CheckpointRun persisting = sim.run(T, true, spec.interval_iterations);
       const double n = static_cast<double>(spec.persist_every);
       const double wait = wait_for(persisting.persist_s, persisting.stall_s, n * interval);
       c.persist_s = persisting.persist_s;
@@ -317,8 +380,7 @@ CheckpointResult simulate_checkpoint(const Scenario& sc, const ComputeGraph& gra
 
   // Restore, per failure kind, from the nearest copy that kind leaves (gpu and network failures
   // leave every tier; a node failure loses that node's DRAM, CXL and SSD copies).
-  const TaskDag shape = build_training_dag(sc, graph, r.partition, r.memory, {options.fold, -1, 1});
-  auto restore = [&](RestoreSource source) { return simulate_restore(sc, shape, per_rank, source, sim); };
+  auto restore = [&](RestoreSource source) { return sim.restore(source, per_rank); };
   const bool durable_remote = spec.tiers.back() == Tier::object_store;
   auto& local = c.recovery["gpu"];
   auto& node = c.recovery["node"];
@@ -435,7 +497,9 @@ RunResult static_result(const Scenario& sc, const ComputeGraph& graph) {
 
 RunResult estimate_scenario(const Scenario& sc) { return static_result(sc, scenario_graph(sc)); }
 
-RunResult run_scenario(const Scenario& sc, const SimulationOptions& options) {
+std::vector<RunResult> run_scenarios(const std::vector<Scenario>& family, const SimulationOptions& options) {
+  if (family.empty()) return {};
+  const Scenario& sc = family.front();
   const ComputeGraph graph = scenario_graph(sc);
   RunResult r = static_result(sc, graph);
 
@@ -488,19 +552,35 @@ RunResult run_scenario(const Scenario& sc, const SimulationOptions& options) {
     sim.link_names = link_namer(layout_ptr, costs_ptr);
   }
   r.simulation = std::move(sim);
-  if (sc.checkpoint.enabled) {
-    r.checkpoint = simulate_checkpoint(sc, graph, r, options, layout);
-    if (r.checkpoint->dag) {
-      // The trace shows the run with the checkpoint, so that its flows appear on their links.
-      auto& kept = *r.simulation;
-      kept.dag = r.checkpoint->dag;
-      kept.times = r.checkpoint->times;
-      kept.link_names = link_namer(layout_ptr, std::make_shared<const TaskCosts>(sc.hardware, sc.training.precision,
-                                                                                 layout, *kept.dag));
+  std::optional<CheckpointSimulator> checkpoints;
+  if (sc.checkpoint.enabled) checkpoints.emplace(sc, graph, r, options, layout);
+  std::vector<RunResult> out;
+  out.reserve(family.size());
+  for (const Scenario& point : family) {
+    RunResult p = r;
+    if (point.checkpoint.enabled) {
+      p.checkpoint = simulate_checkpoint(point, *checkpoints);
+      if (p.checkpoint->dag) {
+        // The trace shows the run with the checkpoint, so that its flows appear on their links.
+        auto& kept = *p.simulation;
+        kept.dag = p.checkpoint->dag;
+        kept.times = p.checkpoint->times;
+        kept.link_names = link_namer(layout_ptr, std::make_shared<const TaskCosts>(sc.hardware, sc.training.precision,
+                                                                                   layout, *kept.dag));
+      }
     }
+    if (point.failures.enabled) p.run = simulate_run(point, p);
+    out.push_back(std::move(p));
   }
-  if (sc.failures.enabled) r.run = simulate_run(sc, r);
-  return r;
+  return out;
+}
+
+bool family_may_differ_in(const std::string& path) {
+  return path == "checkpoint.interval_iterations" || path == "failures" || path.rfind("failures.", 0) == 0;
+}
+
+RunResult run_scenario(const Scenario& sc, const SimulationOptions& options) {
+  return std::move(run_scenarios({sc}, options).front());
 }
 
 }  // namespace strata

@@ -23,4 +23,14 @@ RunResult estimate_scenario(const Scenario& scenario);
 /// validation.
 RunResult run_scenario(const Scenario& scenario, const SimulationOptions& options = {});
 
+/// run_scenario for each of a family of scenarios that differ at most in `failures` (read only by
+/// the run-level model) and `checkpoint.interval_iterations` (which decides only how long a
+/// checkpoint's simulated window must be and what it costs per interval). They share one training
+/// run, one restore per source and every checkpoint window of equal length, so a sweep over those
+/// inputs costs little more than one run. Results are those of run_scenario, in order.
+std::vector<RunResult> run_scenarios(const std::vector<Scenario>& family, const SimulationOptions& options = {});
+
+/// Whether members of a family may differ at the dotted scenario path ("failures.gpu_mtbf": yes).
+bool family_may_differ_in(const std::string& path);
+
 }  // namespace strata

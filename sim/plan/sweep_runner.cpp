@@ -12,6 +12,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <map>
 #include <new>
 #include <stdexcept>
 
@@ -46,24 +47,58 @@ std::filesystem::path base_scenario_file(const SweepSpec& spec, const DocumentRe
 
 json run_point(const SweepSpec& spec, const SweepPoint& point, const DocumentResolver& resolver,
                const std::filesystem::path& base_dir, const SimulationOptions& options) {
-  json row = {{"point", point.index}, {"params", point.params}};
-  try {
-    const ComposedScenario composed =
-        spec.base.is_object()
-            ? compose_scenario(spec.base, spec.file + " /base", base_dir, point.overrides, resolver)
-            : compose_scenario(base_scenario_file(spec, resolver, base_dir), point.overrides, resolver);
-    const Scenario sc = parse_scenario(composed.doc, composed.sources);
-    const RunResult r = run_scenario(sc, options);
-    row["status"] = "ok";
-    row["report"] = flatten_report(make_report(sc, r));
-  } catch (const InputError& e) {
-    row["status"] = "invalid";
-    row["error"] = joined(e);
-  } catch (const std::exception& e) {
-    row["status"] = "failed";
-    row["error"] = e.what();
+  return run_family(spec, {&point}, resolver, base_dir, options).front();
+}
+
+std::vector<json> run_family(const SweepSpec& spec, const std::vector<const SweepPoint*>& family,
+                             const DocumentResolver& resolver, const std::filesystem::path& base_dir,
+                             const SimulationOptions& options) {
+  std::vector<json> rows;
+  std::vector<Scenario> scenarios;
+  std::vector<std::size_t> simulated;  // rows whose scenario is valid, in the order of `scenarios`
+  for (const SweepPoint* point : family) {
+    json row = {{"point", point->index}, {"params", point->params}};
+    try {
+      const ComposedScenario composed =
+          spec.base.is_object()
+              ? compose_scenario(spec.base, spec.file + " /base", base_dir, point->overrides, resolver)
+              : compose_scenario(base_scenario_file(spec, resolver, base_dir), point->overrides, resolver);
+      scenarios.push_back(parse_scenario(composed.doc, composed.sources));
+      simulated.push_back(rows.size());
+    } catch (const InputError& e) {
+      row["status"] = "invalid";
+      row["error"] = joined(e);
+    }
+    rows.push_back(std::move(row));
   }
-  return row;
+  try {
+    const std::vector<RunResult> results = run_scenarios(scenarios, options);
+    for (std::size_t i = 0; i < results.size(); ++i) {
+      json& row = rows[simulated[i]];
+      row["status"] = "ok";
+      row["report"] = flatten_report(make_report(scenarios[i], results[i]));
+    }
+  } catch (const std::exception& e) {
+    for (std::size_t i : simulated) {
+      rows[i]["status"] = "failed";
+      rows[i]["error"] = e.what();
+    }
+  }
+  return rows;
+}
+
+std::vector<std::vector<const SweepPoint*>> sweep_families(const std::vector<const SweepPoint*>& points) {
+  std::vector<std::vector<const SweepPoint*>> families;
+  std::map<std::string, std::size_t> family_of;
+  for (const SweepPoint* p : points) {
+    json shared = json::object();
+    for (const auto& [path, value] : p->params.items())
+      if (!family_may_differ_in(path)) shared[path] = value;
+    auto [it, added] = family_of.try_emplace(shared.dump(), families.size());
+    if (added) families.emplace_back();
+    families[it->second].push_back(p);
+  }
+  return families;
 }
 
 std::int64_t run_sweep(const SweepSpec& spec, SweepResults& results, const DocumentResolver& resolver,
@@ -79,10 +114,11 @@ std::int64_t run_sweep(const SweepSpec& spec, SweepResults& results, const Docum
   const std::int64_t already = in_shard - static_cast<std::int64_t>(todo.size());
   if (progress) progress(already, in_shard);
   if (todo.empty()) return 0;
-  const int workers = static_cast<int>(std::min<std::int64_t>(std::max(1, options.jobs), todo.size()));
+  const auto families = sweep_families(todo);
+  const int workers = static_cast<int>(std::min<std::int64_t>(std::max(1, options.jobs), families.size()));
 
-  // The next point to take, shared by the workers: each takes one at a time, so both cores stay busy
-  // to the end whatever the points cost.
+  // The next family to take, shared by the workers: each takes one at a time, so both cores stay
+  // busy to the end whatever the families cost.
   void* shared = ::mmap(nullptr, sizeof(std::atomic<std::int64_t>), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
                         -1, 0);
   if (shared == MAP_FAILED) throw std::runtime_error(std::string("mmap: ") + std::strerror(errno));
@@ -103,10 +139,12 @@ std::int64_t run_sweep(const SweepSpec& spec, SweepResults& results, const Docum
       if (::getppid() != parent) ::_exit(1);
       int status = 0;
       try {
-        for (auto i = static_cast<std::size_t>(next->fetch_add(1)); i < todo.size();
+        for (auto i = static_cast<std::size_t>(next->fetch_add(1)); i < families.size();
              i = static_cast<std::size_t>(next->fetch_add(1))) {
-          append_line(results.jsonl(), row_line(run_point(spec, *todo[i], resolver, base_dir, options.simulation)));
-          [[maybe_unused]] auto n = ::write(beat[1], "x", 1);
+          for (const json& row : run_family(spec, families[i], resolver, base_dir, options.simulation)) {
+            append_line(results.jsonl(), row_line(row));
+            [[maybe_unused]] auto n = ::write(beat[1], "x", 1);
+          }
         }
       } catch (const std::exception& e) {
         std::fprintf(stderr, "sweep worker: %s\n", e.what());

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <vector>
 
 #include "sim/config/scenario_loader.hpp"
 #include "sim/exec/run.hpp"
@@ -33,6 +34,16 @@ std::filesystem::path base_scenario_file(const SweepSpec& spec, const DocumentRe
 /// failed with the internal error). `base_dir` anchors the relative paths of an inline base.
 nlohmann::json run_point(const SweepSpec& spec, const SweepPoint& point, const DocumentResolver& resolver,
                          const std::filesystem::path& base_dir, const SimulationOptions& options);
+
+/// Points that differ only in inputs a family of runs may differ in (run_scenarios), as one row
+/// each, in order; they share the simulations those inputs do not change.
+std::vector<nlohmann::json> run_family(const SweepSpec& spec, const std::vector<const SweepPoint*>& family,
+                                       const DocumentResolver& resolver, const std::filesystem::path& base_dir,
+                                       const SimulationOptions& options);
+
+/// `points` grouped into families: equal parameters but for those a family may differ in, in the
+/// order of each family's first point.
+std::vector<std::vector<const SweepPoint*>> sweep_families(const std::vector<const SweepPoint*>& points);
 
 /// Runs the points of the shard that `results` does not hold yet. Returns how many it ran.
 std::int64_t run_sweep(const SweepSpec& spec, SweepResults& results, const DocumentResolver& resolver,
