@@ -159,25 +159,24 @@ class CheckpointSimulator {
   /// inside the simulated window (up to the next checkpoint, `interval_iterations` later), so their
   /// interference with training counts in the stall. Without contention (the list executor) nothing
   /// the background hops do slows training, so one iteration after the checkpoint is exact.
+  ///
+  /// At most `options.checkpoint_window` iterations are simulated. When the background hops outlast
+  /// them, one more iteration gives their steady state: how much each further iteration with the
+  /// hops behind it slows training, and how much later it makes each hop end. That pace continues
+  /// until the hops end or the next checkpoint is due (tests/test_checkpoint.cpp compares it with
+  /// simulating every iteration).
   CheckpointRun run(double T, bool persist, std::int64_t interval_iterations) const {
-    const int interval = static_cast<int>(std::min<std::int64_t>(interval_iterations, kMaxWindow));
+    const int reach = static_cast<int>(std::min<std::int64_t>(interval_iterations, kMaxWindow));
     const bool contention_free = options_.executor == ExecutorKind::list;
+    const int cap = std::max(1, std::min(reach, options_.checkpoint_window));
     int after = 1;
     for (int attempt = 0;; ++attempt) {
       const Window& w = window(after, persist);
-      const double origin = w.ends[static_cast<std::size_t>(w.checkpoint_after)];
-      CheckpointRun out;
-      out.snapshot_stall_s = std::max(0.0, w.ends[static_cast<std::size_t>(w.checkpoint_after) + 1] - origin - T);
-      out.stall_s = std::max(0.0, w.ends.back() - origin - static_cast<double>(after) * T);
-      out.blocking_s = std::max(0.0, w.blocking - w.first);
-      out.replicated_s = std::max(0.0, w.replicated - w.first);
-      out.persist_s = std::max(0.0, w.done - w.first);
-      out.staging = w.staging;
-      out.dag = w.dag;
-      out.times = w.times;
-      const bool covered = contention_free || w.done <= w.ends.back() || after >= interval;
-      if (covered || attempt + 1 == kMaxAttempts) return out;
-      after = std::min(interval, after + static_cast<int>(std::ceil((w.done - w.ends.back()) / T)) + 1);
+      const bool covered = contention_free || w.done <= w.ends.back() || after >= reach;
+      if (covered) return measure(w, after, T);
+      if (after >= cap) return extrapolate(w, window(after + 1, persist), after, reach, T);
+      if (attempt + 1 == kMaxAttempts) return measure(w, after, T);
+      after = std::min(cap, after + static_cast<int>(std::ceil((w.done - w.ends.back()) / T)) + 1);
     }
   }
 
@@ -243,6 +242,45 @@ class CheckpointSimulator {
     return w;
   }
 
+  CheckpointRun measure(const Window& w, int after, double T) const {
+    const double origin = w.ends[static_cast<std::size_t>(w.checkpoint_after)];
+    CheckpointRun out;
+    out.snapshot_stall_s = std::max(0.0, w.ends[static_cast<std::size_t>(w.checkpoint_after) + 1] - origin - T);
+    out.stall_s = std::max(0.0, w.ends.back() - origin - static_cast<double>(after) * T);
+    out.blocking_s = std::max(0.0, w.blocking - w.first);
+    out.replicated_s = std::max(0.0, w.replicated - w.first);
+    out.persist_s = std::max(0.0, w.done - w.first);
+    out.staging = w.staging;
+    out.dag = w.dag;
+    out.times = w.times;
+    return out;
+  }
+
+  /// `w` has `after` iterations behind the checkpoint, `next` one more; the hops still run at the
+  /// end of `w`. Each further iteration with the hops behind it slows training by what the last one
+  /// did (`slowdown`) and delays a hop's end by what it did; the hops run until they catch up with
+  /// training or the next checkpoint, `reach` iterations after this one, is due.
+  CheckpointRun extrapolate(const Window& w, const Window& next, int after, int reach, double T) const {
+    CheckpointRun out = measure(w, after, T);
+    const CheckpointRun more = measure(next, after + 1, T);
+    const double end = w.ends.back();
+    const double slowdown = more.stall_s - out.stall_s;
+    const double iteration = T + slowdown;
+    // Iterations after the window until a hop ending at `at` (and `delay` later per iteration)
+    // catches up with training, at most until the next checkpoint.
+    auto overlap = [&](double at, double delay) {
+      if (at <= end) return 0.0;
+      const double limit = static_cast<double>(reach - after);
+      return iteration > delay ? std::min((at - end) / (iteration - delay), limit) : limit;
+    };
+    const double k_done = overlap(w.done, next.done - w.done);
+    out.persist_s = std::max(0.0, w.done + k_done * (next.done - w.done) - w.first);
+    const double k_replicated = overlap(w.replicated, next.replicated - w.replicated);
+    out.replicated_s = std::max(0.0, w.replicated + k_replicated * (next.replicated - w.replicated) - w.first);
+    out.stall_s = std::max(0.0, out.stall_s + k_done * slowdown);
+    return out;
+  }
+
   const Scenario& sc_;
   const ComputeGraph& graph_;
   const RunResult& r_;
@@ -253,7 +291,7 @@ class CheckpointSimulator {
   mutable std::shared_ptr<const TaskDag> shape_;  ///< one iteration, for the restores' ranks
   mutable std::optional<double> baseline_;
   mutable std::optional<double> plain_iteration_;
-  /// Iterations simulated after a checkpoint at most: beyond them back-pressure is computed.
+  /// Iterations a checkpoint's window covers at most: beyond them back-pressure is computed.
   static constexpr std::int64_t kMaxWindow = 64;
   /// Re-simulations with a longer window when the background hops outlast it (each re-simulation
   /// sizes the window from the last one's persist, so one is usually enough).

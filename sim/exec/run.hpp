@@ -14,6 +14,9 @@ struct SimulationOptions {
   ExecutorKind executor = ExecutorKind::des;
   bool fold = true;           ///< one representative per group of identical ranks
   bool keep_schedule = false; ///< keep the DAG and task times in the result (for a trace)
+  /// Iterations simulated after a checkpoint at most; the background hops' steady pace is
+  /// extrapolated beyond them (up to 64 iterations, the next checkpoint, are covered either way).
+  int checkpoint_window = 4;
 };
 
 /// The static phases only (graph, partition, memory estimate): no simulation. For screening.

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "sim/config/folder_catalog.hpp"
+#include "sim/exec/run.hpp"
 
 namespace strata::cli {
 
@@ -17,6 +18,7 @@ struct RunOptions {
   std::string executor = "des";
   bool no_fold = false;
   std::string trace_out;  ///< "" none
+  int checkpoint_window = SimulationOptions{}.checkpoint_window;
 };
 
 struct SweepCommandOptions {
@@ -25,6 +27,7 @@ struct SweepCommandOptions {
   int jobs = 0;                    ///< 0: one worker per core
   std::string shard = "1/1";
   std::string executor = "des";
+  int checkpoint_window = SimulationOptions{}.checkpoint_window;
   std::vector<std::string> merge;  ///< folders to merge instead of running
   bool quiet = false;
 };

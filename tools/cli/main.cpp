@@ -12,6 +12,10 @@
 
 namespace {
 
+constexpr const char* kCheckpointWindowHelp =
+    "iterations simulated after a checkpoint before the background hops' steady pace is extrapolated "
+    "(64: simulate every iteration up to the next checkpoint)";
+
 /// --data-dir if given, else $STRATA_DATA_DIR, else the source tree the binary was built from.
 strata::FolderCatalog locate_data(const std::string& option) {
   if (!option.empty()) return strata::FolderCatalog(option);
@@ -43,6 +47,7 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"des", "list"}));
   run_cmd->add_flag("--no-fold", run.no_fold, "simulate every rank instead of one per group of identical ranks");
   run_cmd->add_option("--trace", run.trace_out, "write a Chrome/Perfetto trace-event JSON of the schedule to FILE");
+  run_cmd->add_option("--checkpoint-window", run.checkpoint_window, kCheckpointWindowHelp)->check(CLI::Range(1, 64));
 
   SweepCommandOptions sweep;
   auto* sweep_cmd = app.add_subcommand("sweep", "run a parameter sweep (grid, zip, sample) in parallel workers; "
@@ -54,6 +59,8 @@ int main(int argc, char** argv) {
   sweep_cmd->add_option("--shard", sweep.shard, "run only shard i of N (points with index % N == i - 1), e.g. 2/8");
   sweep_cmd->add_option("--executor", sweep.executor, "des, or list to screen fast without contention")
       ->check(CLI::IsMember({"des", "list"}));
+  sweep_cmd->add_option("--checkpoint-window", sweep.checkpoint_window, kCheckpointWindowHelp)
+      ->check(CLI::Range(1, 64));
   sweep_cmd->add_option("--merge", sweep.merge, "merge these shard output folders into --out instead of running")
       ->expected(1, -1);
   sweep_cmd->add_flag("-q,--quiet", sweep.quiet, "no progress bar");

@@ -51,6 +51,7 @@ int run_command(const FolderCatalog& catalog, const RunOptions& options) {
   sim.executor = options.executor == "list" ? ExecutorKind::list : ExecutorKind::des;
   sim.fold = !options.no_fold;
   sim.keep_schedule = !options.trace_out.empty();
+  sim.checkpoint_window = options.checkpoint_window;
   RunResult result = run_scenario(sc, sim);
   spdlog::debug("ran in {:.3f} s", std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
 

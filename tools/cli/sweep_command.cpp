@@ -91,6 +91,7 @@ int sweep_command(const FolderCatalog& catalog, const SweepCommandOptions& o) {
   options.jobs = o.jobs > 0 ? o.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   std::tie(options.shard, options.shards) = parse_shard(o.shard);
   options.simulation.executor = o.executor == "list" ? ExecutorKind::list : ExecutorKind::des;
+  options.simulation.checkpoint_window = o.checkpoint_window;
   SweepResults results(o.out, doc);
   ProgressBar bar(o.quiet);
   const std::int64_t ran = run_sweep(spec, results, catalog, file.parent_path(), options,
