@@ -10,6 +10,8 @@
 
 #include "sim/exec/executor.hpp"
 #include "sim/graph/compute_graph.hpp"
+#include "sim/graph/memory_model.hpp"
+#include "sim/graph/pipeline_partition.hpp"
 #include "sim/graph/pipeline_schedule.hpp"
 #include "sim/graph/training_dag.hpp"
 #include "sim/report/schedule_metrics.hpp"
@@ -85,5 +87,27 @@ TEST_CASE("Schedules run every forward before its backward and keep at most p mi
       if (schedule == strata::Schedule::one_f_one_b) CHECK(most == static_cast<std::size_t>(p - s));
       if (schedule == strata::Schedule::gpipe) CHECK(most == static_cast<std::size_t>(m));
     }
+  }
+}
+
+TEST_CASE("Every shipped scenario's task DAG, checkpoint included, is acyclic with its stream order",
+          "[schedule][graph]") {
+  // The executors take insertion order as a topological order; Boost.Graph's topological sort of
+  // the dependencies plus each stream's program order must accept every DAG the builder makes.
+  for (const std::string& name : strata::test::catalog().list("scenario")) {
+    INFO(name);
+    const strata::Scenario sc = strata::test::load(name);
+    const strata::ComputeGraph graph = strata::build_compute_graph(
+        sc.model, {sc.training.seq_len, sc.training.micro_batch_size, 2.0, sc.training.flash_attention});
+    const auto part = strata::partition_layers(static_cast<int>(sc.model.num_layers),
+                                               static_cast<int>(sc.parallelism.pp),
+                                               static_cast<int>(sc.parallelism.virtual_stages));
+    const strata::MemoryEstimate memory = strata::estimate_memory(sc, graph, part);
+    strata::DagOptions options{true, sc.checkpoint.enabled ? 0 : -1, 2};
+    options.persist = sc.checkpoint.enabled;
+    const strata::TaskDag dag = strata::build_training_dag(sc, graph, part, memory, options);
+    std::vector<strata::TaskId> order;
+    REQUIRE_NOTHROW(order = strata::topological_order(dag));
+    CHECK(order.size() == dag.tasks.size());
   }
 }

@@ -6,7 +6,7 @@ namespace strata {
 
 TaskTimes run_list_schedule(const TaskDag& dag, const TaskCosts& costs) {
   // TaskDag::add only accepts dependencies on earlier tasks and streams run in insertion order, so
-  // insertion order is a topological order (build_training_dag also checks it with Boost.Graph).
+  // insertion order is a topological order (the tests check it with Boost.Graph).
   const auto stream_prev = stream_predecessors(dag);
   TaskTimes times;
   times.start.assign(dag.tasks.size(), 0.0);

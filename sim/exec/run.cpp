@@ -119,9 +119,10 @@ double simulate_restore(const Scenario& sc, const TaskDag& shape, const std::vec
 /// scenarios that differ only in their checkpoint interval reuse the windows and restores.
 class CheckpointSimulator {
  public:
-  CheckpointSimulator(const Scenario& sc, const ComputeGraph& graph, const RunResult& r, const SimulationOptions& options,
-                      const PlatformLayout& layout)
-      : sc_(sc), graph_(graph), r_(r), options_(options), layout_(layout) {}
+  /// `training` is the training run's DAG: the restores reload the ranks it simulates.
+  CheckpointSimulator(const Scenario& sc, const ComputeGraph& graph, const RunResult& r, const TaskDag& training,
+                      const SimulationOptions& options, const PlatformLayout& layout)
+      : sc_(sc), graph_(graph), r_(r), training_(training), options_(options), layout_(layout) {}
 
   TaskTimes simulate(const TaskDag& dag) const {
     const TaskCosts costs(sc_.hardware, sc_.training.precision, layout_, dag);
@@ -185,10 +186,7 @@ class CheckpointSimulator {
   double restore(RestoreSource source, const std::vector<double>& per_rank) const {
     auto it = restores_.find(source);
     if (it != restores_.end()) return it->second;
-    if (!shape_)
-      shape_ = std::make_shared<const TaskDag>(
-          build_training_dag(sc_, graph_, r_.partition, r_.memory, {options_.fold, -1, 1}));
-    return restores_[source] = simulate_restore(sc_, *shape_, per_rank, source, *this);
+    return restores_[source] = simulate_restore(sc_, training_, per_rank, source, *this);
   }
 
  private:
@@ -284,11 +282,11 @@ class CheckpointSimulator {
   const Scenario& sc_;
   const ComputeGraph& graph_;
   const RunResult& r_;
+  const TaskDag& training_;
   const SimulationOptions& options_;
   const PlatformLayout& layout_;
   mutable std::map<std::pair<int, bool>, Window> windows_;
   mutable std::map<RestoreSource, double> restores_;
-  mutable std::shared_ptr<const TaskDag> shape_;  ///< one iteration, for the restores' ranks
   mutable std::optional<double> baseline_;
   mutable std::optional<double> plain_iteration_;
   /// Iterations a checkpoint's window covers at most: beyond them back-pressure is computed.
@@ -591,7 +589,7 @@ std::vector<RunResult> run_scenarios(const std::vector<Scenario>& family, const 
   }
   r.simulation = std::move(sim);
   std::optional<CheckpointSimulator> checkpoints;
-  if (sc.checkpoint.enabled) checkpoints.emplace(sc, graph, r, options, layout);
+  if (sc.checkpoint.enabled) checkpoints.emplace(sc, graph, r, *dag, options, layout);
   std::vector<RunResult> out;
   out.reserve(family.size());
   for (const Scenario& point : family) {
