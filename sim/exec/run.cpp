@@ -230,9 +230,7 @@ class CheckpointSimulator {
     }
     // Nothing to move (near storage without later tiers): the checkpoint is done when taken.
     if (!std::isfinite(w.first)) w.first = w.ends[static_cast<std::size_t>(w.checkpoint_after)];
-    w.staging = analyse_schedule(*dag, *times, [](TaskId) { return std::string(); }, sc_.gpus,
-                                 sc_.hardware.gpus_per_node)
-                    .node_tiers;
+    w.staging = node_tier_peaks(*dag, *times, sc_.gpus, sc_.hardware.gpus_per_node);
     if (options_.keep_schedule) {
       w.dag = std::move(dag);
       w.times = std::move(times);

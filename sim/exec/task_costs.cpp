@@ -30,7 +30,11 @@ TaskCosts::TaskCosts(const HardwareSpec& hw, Precision precision, const Platform
   latency_.assign(dag.tasks.size(), 0.0);
   // The ranks one simulated rank stands for that share a link move the same bytes at the same time:
   // a link carries k flows, for the folded group with the most GPUs on it.
-  std::map<LinkId, std::int64_t> multiplicity;
+  struct LinkUse {
+    std::int64_t multiplicity = 1;
+    LinkSpec spec;
+  };
+  std::map<LinkId, LinkUse> used;
   for (TaskId id = 0; id < dag.tasks.size(); ++id) {
     const Task& t = dag.tasks[id];
     double slowest_latency = 0.0;
@@ -40,26 +44,26 @@ TaskCosts::TaskCosts(const HardwareSpec& hw, Precision precision, const Platform
                     f.background};
       double lat = 0.0;
       for (LinkId l : rf.links) {
-        if (!multiplicity.count(l)) {
-          std::int64_t k = 1;
+        auto [it, fresh] = used.try_emplace(l);
+        if (fresh) {
+          it->second.spec = layout.link(l);
           if (dag.fold_group > 1) {
             std::map<std::int64_t, std::int64_t> per_group;
             for (std::int64_t g : layout.attached_gpus(l))
-              if (representative.count(g / dag.fold_group)) k = std::max(k, ++per_group[g / dag.fold_group]);
+              if (representative.count(g / dag.fold_group))
+                it->second.multiplicity = std::max(it->second.multiplicity, ++per_group[g / dag.fold_group]);
           }
-          multiplicity[l] = k;
         }
-        lat += layout.link(l).latency;
+        lat += it->second.spec.latency;
       }
       slowest_latency = std::max(slowest_latency, lat);
       routed_[id].push_back(std::move(rf));
     }
     latency_[id] = t.latency_steps * slowest_latency;
   }
-  for (const auto& [l, k] : multiplicity) {
-    const LinkSpec spec = layout.link(l);
-    if (!(spec.bandwidth > 0)) throw std::logic_error("flow over a link with no bandwidth: " + spec.name);
-    bandwidth_[l] = spec.bandwidth / static_cast<double>(k);
+  for (const auto& [l, use] : used) {
+    if (!(use.spec.bandwidth > 0)) throw std::logic_error("flow over a link with no bandwidth: " + use.spec.name);
+    bandwidth_[l] = use.spec.bandwidth / static_cast<double>(use.multiplicity);
   }
 }
 

@@ -88,20 +88,27 @@ TaskId TaskDag::add(Task t) {
   return static_cast<TaskId>(tasks.size() - 1);
 }
 
-std::vector<std::vector<TaskId>> stream_predecessors(const TaskDag& dag) {
-  std::vector<std::vector<TaskId>> prev(dag.tasks.size());
-  std::unordered_map<std::int64_t, TaskId> last;
+StreamPredecessors stream_predecessors(const TaskDag& dag) {
+  // The last task seen on each (rank, stream), indexed directly: ranks are below the GPU count.
+  std::int64_t max_rank = -1;
+  for (const Task& t : dag.tasks)
+    for (std::int64_t r : t.ranks) max_rank = std::max(max_rank, r);
+  constexpr TaskId kNone = std::numeric_limits<TaskId>::max();
+  std::vector<TaskId> last(static_cast<std::size_t>(max_rank + 1) * kNumStreams, kNone);
+  StreamPredecessors out;
+  out.offsets_.reserve(dag.tasks.size() + 1);
+  out.ids_.reserve(dag.tasks.size());
   for (TaskId id = 0; id < dag.tasks.size(); ++id) {
+    out.offsets_.push_back(out.ids_.size());
     const Task& t = dag.tasks[id];
     for (std::int64_t r : t.ranks) {
-      auto [it, fresh] = last.try_emplace(r * kNumStreams + static_cast<int>(t.stream), id);
-      if (!fresh) {
-        prev[id].push_back(it->second);
-        it->second = id;
-      }
+      TaskId& slot = last[static_cast<std::size_t>(r) * kNumStreams + static_cast<std::size_t>(t.stream)];
+      if (slot != kNone) out.ids_.push_back(slot);
+      slot = id;
     }
   }
-  return prev;
+  out.offsets_.push_back(out.ids_.size());
+  return out;
 }
 
 std::vector<TaskId> topological_order(const TaskDag& dag) {

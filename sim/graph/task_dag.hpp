@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <span>
 #include <vector>
 
 #include "sim/config/scenario_spec.hpp"
@@ -132,8 +133,20 @@ struct TaskTimes {
   double makespan() const;
 };
 
-/// For each task, the previous task on each of its streams (program order).
-std::vector<std::vector<TaskId>> stream_predecessors(const TaskDag& dag);
+/// For each task, the previous task on each of its streams (program order): `[id]` lists them.
+class StreamPredecessors {
+ public:
+  std::span<const TaskId> operator[](TaskId id) const {
+    return {ids_.data() + offsets_[id], ids_.data() + offsets_[id + 1]};
+  }
+
+ private:
+  friend StreamPredecessors stream_predecessors(const TaskDag& dag);
+  std::vector<std::size_t> offsets_;  ///< task id → first of its predecessors in ids_ (one past the end last)
+  std::vector<TaskId> ids_;
+};
+
+StreamPredecessors stream_predecessors(const TaskDag& dag);
 
 /// Checks the DAG, with each stream's program order as extra edges, is acyclic (Boost.Graph
 /// topological sort) and returns that order. Throws std::logic_error naming a task on a cycle.

@@ -248,4 +248,12 @@ ScheduleAnalysis analyse_schedule(const TaskDag& dag, const TaskTimes& times, co
   return a;
 }
 
+std::map<Tier, NodeTierPeak> node_tier_peaks(const TaskDag& dag, const TaskTimes& times, std::int64_t gpus,
+                                             std::int64_t gpus_per_node) {
+  std::map<std::int64_t, std::vector<TaskId>> by_rank;
+  for (TaskId id = 0; id < dag.tasks.size(); ++id)
+    for (std::int64_t r : dag.tasks[id].ranks) by_rank[r].push_back(id);
+  return node_tier_peaks(dag, times, by_rank, gpus, gpus_per_node);
+}
+
 }  // namespace strata

@@ -64,4 +64,8 @@ std::pair<double, double> last_iteration_window(const TaskDag& dag, const TaskTi
 ScheduleAnalysis analyse_schedule(const TaskDag& dag, const TaskTimes& times, const BottleneckNamer& bottleneck,
                                   std::int64_t gpus, std::int64_t gpus_per_node);
 
+/// analyse_schedule's node_tiers alone: per host tier, the node whose use peaked highest.
+std::map<Tier, NodeTierPeak> node_tier_peaks(const TaskDag& dag, const TaskTimes& times, std::int64_t gpus,
+                                             std::int64_t gpus_per_node);
+
 }  // namespace strata
