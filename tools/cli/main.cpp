@@ -4,6 +4,8 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include <malloc.h>
+
 #include <cstdio>
 #include <cstdlib>
 
@@ -27,6 +29,10 @@ strata::FolderCatalog locate_data(const std::string& option) {
 
 int main(int argc, char** argv) {
   using namespace strata::cli;
+  // A run builds and drops task DAGs of up to a few hundred MiB, one after another: keep freed
+  // memory in the heap for the next one instead of unmapping it and faulting it in again.
+  ::mallopt(M_MMAP_THRESHOLD, 512 << 20);
+  ::mallopt(M_TRIM_THRESHOLD, 1 << 30);
   CLI::App app{"Strata: simulate the memory and storage systems behind large-model training"};
   app.set_version_flag("--version", std::string("strata ") + STRATA_VERSION);
   app.require_subcommand(1);
