@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <chrono>
 #include <fstream>
+#include <map>
 #include <random>
 #include <sstream>
 #include <thread>
@@ -137,6 +138,32 @@ TEST_CASE("Shards 1..N of a sweep merge to exactly the unsharded result", "[swee
                 (dir / "bad").string()}) == 2);
   // Nor does a folder holding another sweep take this one's results.
   CHECK(run_cli({"sweep", file.string(), "--out", (dir / "other").string(), "-q"}) == 2);
+}
+
+TEST_CASE("Screening with --confirm reruns the best screened points with the DES", "[sweep]") {
+  const fs::path dir = scratch("confirm");
+  const std::string file = "scenarios/sweeps/llama-2-7b-rtx4090-offload.json";
+  REQUIRE(run_cli({"sweep", file, "--out", (dir / "des").string(), "-q"}) == 0);
+  REQUIRE(run_cli({"sweep", file, "--out", (dir / "screen").string(), "--executor", "list", "--confirm", "3",
+                   "-q"}) == 0);
+  // The three highest screened tokens/s, found here from the rows.
+  std::vector<std::pair<double, std::int64_t>> ranked;
+  std::map<std::int64_t, std::string> des;
+  for (const std::string& line : sorted_rows(dir / "screen")) {
+    const json row = json::parse(line);
+    if (row.at("status") == "ok")
+      ranked.emplace_back(-row.at("report").at("throughput.tokens_per_s").get<double>(), row.at("point").get<std::int64_t>());
+  }
+  for (const std::string& line : sorted_rows(dir / "des")) des[json::parse(line).at("point").get<std::int64_t>()] = line;
+  std::sort(ranked.begin(), ranked.end());
+  REQUIRE(ranked.size() > 3);
+  std::vector<std::string> expected;
+  for (std::size_t i = 0; i < 3; ++i) expected.push_back(des.at(ranked[i].second));
+  std::sort(expected.begin(), expected.end());
+  // The confirmed rows are the DES sweep's rows for those points.
+  CHECK(sorted_rows(dir / "screen" / "confirm") == expected);
+  // --confirm needs a screening run.
+  CHECK(run_cli({"sweep", file, "--out", (dir / "bad").string(), "--confirm", "3", "-q"}) == 2);
 }
 
 TEST_CASE("Scenarios run as a family give exactly the reports of separate runs", "[sweep][family]") {

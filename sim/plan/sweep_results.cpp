@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -189,6 +190,26 @@ void SweepResults::merge(const std::vector<std::filesystem::path>& dirs, const s
   for (const auto& [p, line] : rows) all += line + "\n";
   write_file_atomically(merged.jsonl(), all);
   merged.finish();
+}
+
+std::vector<std::int64_t> best_points(const std::map<std::int64_t, std::string>& rows, const std::string& metric,
+                                      std::int64_t count, bool lowest) {
+  std::vector<std::pair<double, std::int64_t>> ranked;
+  for (const auto& [point, line] : rows) {
+    const json row = json::parse(line);
+    if (row.at("status") != "ok") continue;
+    const json& report = row.at("report");
+    auto it = report.find(metric);
+    if (it == report.end() || !it->is_number()) continue;
+    ranked.emplace_back(lowest ? it->get<double>() : -it->get<double>(), point);
+  }
+  std::sort(ranked.begin(), ranked.end());
+  std::vector<std::int64_t> out;
+  for (const auto& [value, point] : ranked) {
+    if (static_cast<std::int64_t>(out.size()) == count) break;
+    out.push_back(point);
+  }
+  return out;
 }
 
 }  // namespace strata

@@ -48,6 +48,12 @@ class SweepResults {
   std::map<std::int64_t, std::string> done_;  ///< point -> its line
 };
 
+/// The `count` ok rows of `rows` (point -> line) with the highest (or, `lowest`, the lowest) value
+/// of the flattened report key `metric`, best first; ties go to the lower point. Rows without the
+/// metric are skipped.
+std::vector<std::int64_t> best_points(const std::map<std::int64_t, std::string>& rows, const std::string& metric,
+                                      std::int64_t count, bool lowest);
+
 /// Appends one line with a single write to an O_APPEND descriptor, so concurrent writers never
 /// interleave and a line is whole or (after a kill mid-write) cut off at the end of the file.
 void append_line(const std::filesystem::path& file, const std::string& line);

@@ -28,6 +28,9 @@ struct SweepCommandOptions {
   std::string shard = "1/1";
   std::string executor = "des";
   int checkpoint_window = SimulationOptions{}.checkpoint_window;
+  std::int64_t confirm = 0;        ///< after screening, run the best N again with the DES
+  std::string by;                  ///< the metric ranking them ("" : goodput-weighted tokens/s, else tokens/s)
+  bool lowest = false;             ///< the best have the lowest value of `by`
   std::vector<std::string> merge;  ///< folders to merge instead of running
   bool quiet = false;
 };

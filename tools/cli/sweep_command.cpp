@@ -71,6 +71,49 @@ std::pair<std::int64_t, std::int64_t> parse_shard(const std::string& text) {
                                                           "e.g. 3/8)", text)}});
 }
 
+/// Runs the best screened points again with the DES into OUT/confirm (resumable like any sweep) and
+/// prints both values of the ranking metric side by side.
+void confirm_best(const SweepSpec& spec, const SweepResults& screened, const FolderCatalog& catalog,
+                  const std::filesystem::path& file, const SweepCommandOptions& o, SweepOptions options) {
+  std::string metric = o.by;
+  if (metric.empty()) {
+    const auto first = nlohmann::json::parse(screened.done().begin()->second);
+    metric = first.contains("report") && first.at("report").contains("run.effective_tokens_per_s")
+                 ? "run.effective_tokens_per_s"
+                 : "throughput.tokens_per_s";
+  }
+  const std::vector<std::int64_t> best = best_points(screened.done(), metric, o.confirm, o.lowest);
+  if (best.empty())
+    throw InputError({Diagnostic{"--by", "", fmt::format("no ok row reports '{}' (expected a flattened report "
+                                                         "key, as in results.csv)", metric)}});
+  SweepSpec chosen = spec;
+  chosen.points.clear();
+  for (std::int64_t p : best) chosen.points.push_back(spec.points[static_cast<std::size_t>(p)]);
+  options.simulation.executor = ExecutorKind::des;
+  options.shard = options.shards = 1;
+  SweepResults confirmed(std::filesystem::path(o.out) / "confirm", spec.document);
+  ProgressBar bar(o.quiet);
+  run_sweep(chosen, confirmed, catalog, file.parent_path(), options,
+            [&](std::int64_t done, std::int64_t total) { bar(done, total); });
+  confirmed.finish();
+  std::printf("%-8s %-8s %16s %16s %9s\n", "rank", "point", "screened", "DES", "change");
+  for (std::size_t i = 0; i < best.size(); ++i) {
+    const auto screened_row = nlohmann::json::parse(screened.done().at(best[i]));
+    const auto it = confirmed.done().find(best[i]);
+    const auto des_row = it == confirmed.done().end() ? nlohmann::json() : nlohmann::json::parse(it->second);
+    const double a = screened_row.at("report").at(metric).get<double>();
+    if (des_row.value("status", "") != "ok" || !des_row.at("report").contains(metric)) {
+      std::printf("%-8zu %-8lld %16.6g %16s %9s\n", i + 1, static_cast<long long>(best[i]), a, "-", "-");
+      continue;
+    }
+    const double b = des_row.at("report").at(metric).get<double>();
+    std::printf("%-8zu %-8lld %16.6g %16.6g %8.2f%%\n", i + 1, static_cast<long long>(best[i]), a, b,
+                a != 0 ? 100.0 * (b - a) / a : 0.0);
+  }
+  std::fprintf(stderr, "confirmed the best %zu of %s by %s with the DES into %s\n", best.size(),
+               o.out.c_str(), metric.c_str(), (std::filesystem::path(o.out) / "confirm").string().c_str());
+}
+
 }  // namespace
 
 int sweep_command(const FolderCatalog& catalog, const SweepCommandOptions& o) {
@@ -92,6 +135,8 @@ int sweep_command(const FolderCatalog& catalog, const SweepCommandOptions& o) {
   std::tie(options.shard, options.shards) = parse_shard(o.shard);
   options.simulation.executor = o.executor == "list" ? ExecutorKind::list : ExecutorKind::des;
   options.simulation.checkpoint_window = o.checkpoint_window;
+  if (o.confirm > 0 && options.simulation.executor != ExecutorKind::list)
+    throw InputError({Diagnostic{"--confirm", "", "confirms a screening run (expected --executor list with it)"}});
   SweepResults results(o.out, doc);
   ProgressBar bar(o.quiet);
   const std::int64_t ran = run_sweep(spec, results, catalog, file.parent_path(), options,
@@ -104,6 +149,7 @@ int sweep_command(const FolderCatalog& catalog, const SweepCommandOptions& o) {
                "invalid %d, failed %d\n", file.string().c_str(), static_cast<long long>(ran), wall,
                wall > 0 ? static_cast<double>(ran) / wall : 0.0, options.jobs, o.out.c_str(), status["ok"],
                status["invalid"], status["failed"]);
+  if (o.confirm > 0 && status["ok"] > 0) confirm_best(spec, results, catalog, file, o, options);
   return status["failed"] > 0 ? 1 : 0;
 }
 
