@@ -591,6 +591,8 @@ std::vector<RunResult> run_scenarios(const std::vector<Scenario>& family, const 
   std::vector<RunResult> out;
   out.reserve(family.size());
   for (const Scenario& point : family) {
+    if (point.checkpoint.enabled != sc.checkpoint.enabled)
+      throw std::logic_error("run_scenarios: a family's members differ in more than their interval and failures");
     RunResult p = r;
     if (point.checkpoint.enabled) {
       p.checkpoint = simulate_checkpoint(point, *checkpoints);

@@ -45,11 +45,6 @@ std::filesystem::path base_scenario_file(const SweepSpec& spec, const DocumentRe
                                                                "scenario name)", name)}});
 }
 
-json run_point(const SweepSpec& spec, const SweepPoint& point, const DocumentResolver& resolver,
-               const std::filesystem::path& base_dir, const SimulationOptions& options) {
-  return run_family(spec, {&point}, resolver, base_dir, options).front();
-}
-
 std::vector<json> run_family(const SweepSpec& spec, const std::vector<const SweepPoint*>& family,
                              const DocumentResolver& resolver, const std::filesystem::path& base_dir,
                              const SimulationOptions& options) {
@@ -71,17 +66,24 @@ std::vector<json> run_family(const SweepSpec& spec, const std::vector<const Swee
     }
     rows.push_back(std::move(row));
   }
+  auto ok = [&](std::size_t i, const RunResult& result) {
+    json& row = rows[simulated[i]];
+    row["status"] = "ok";
+    row["report"] = flatten_report(make_report(scenarios[i], result));
+  };
   try {
     const std::vector<RunResult> results = run_scenarios(scenarios, options);
-    for (std::size_t i = 0; i < results.size(); ++i) {
-      json& row = rows[simulated[i]];
-      row["status"] = "ok";
-      row["report"] = flatten_report(make_report(scenarios[i], results[i]));
-    }
-  } catch (const std::exception& e) {
-    for (std::size_t i : simulated) {
-      rows[i]["status"] = "failed";
-      rows[i]["error"] = e.what();
+    for (std::size_t i = 0; i < results.size(); ++i) ok(i, results[i]);
+  } catch (const std::exception&) {
+    // One member failed (e.g. its run-level simulation grew too long): run them one by one, so the
+    // failure stays with its point.
+    for (std::size_t i = 0; i < scenarios.size(); ++i) {
+      try {
+        ok(i, run_scenario(scenarios[i], options));
+      } catch (const std::exception& e) {
+        rows[simulated[i]]["status"] = "failed";
+        rows[simulated[i]]["error"] = e.what();
+      }
     }
   }
   return rows;

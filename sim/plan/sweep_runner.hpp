@@ -1,9 +1,10 @@
 #pragma once
 
 /// Runs a sweep's points in worker processes (SimGrid allows one simulation per process, and the
-/// points are independent): each worker takes the next point still to do and appends each finished
-/// row to the results as one line. Workers die with the process that started them, so
-/// a killed sweep leaves only whole rows, and running it again does the rest.
+/// points are independent): each worker takes the next family of points still to do (points that
+/// share their simulations, see run_scenarios) and appends each finished row to the results as one
+/// line. Workers die with the process that started them, so a killed sweep leaves only whole rows,
+/// and running it again does the rest.
 
 #include <cstdint>
 #include <functional>
@@ -30,13 +31,10 @@ using SweepProgress = std::function<void(std::int64_t finished, std::int64_t tot
 std::filesystem::path base_scenario_file(const SweepSpec& spec, const DocumentResolver& resolver,
                                          const std::filesystem::path& base_dir);
 
-/// One point: its row (status ok with the flattened report, invalid with the validation errors,
-/// failed with the internal error). `base_dir` anchors the relative paths of an inline base.
-nlohmann::json run_point(const SweepSpec& spec, const SweepPoint& point, const DocumentResolver& resolver,
-                         const std::filesystem::path& base_dir, const SimulationOptions& options);
-
 /// Points that differ only in inputs a family of runs may differ in (run_scenarios), as one row
-/// each, in order; they share the simulations those inputs do not change.
+/// each, in order: status ok with the flattened report, invalid with the validation errors, failed
+/// with the internal error. They share the simulations those inputs do not change. `base_dir`
+/// anchors the relative paths of an inline base.
 std::vector<nlohmann::json> run_family(const SweepSpec& spec, const std::vector<const SweepPoint*>& family,
                                        const DocumentResolver& resolver, const std::filesystem::path& base_dir,
                                        const SimulationOptions& options);
