@@ -182,7 +182,7 @@ class CheckpointSimulator {
   }
 
   /// Every simulated GPU reloading at once from `source` (`per_rank`: bytes per rank of each
-  /// stage); returns the makespan.
+  /// stage, the same for every member of a family); returns the makespan.
   double restore(RestoreSource source, const std::vector<double>& per_rank) const {
     auto it = restores_.find(source);
     if (it != restores_.end()) return it->second;

@@ -67,13 +67,15 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"des", "list"}));
   sweep_cmd->add_option("--checkpoint-window", sweep.checkpoint_window, kCheckpointWindowHelp)
       ->check(CLI::Range(1, 64));
-  sweep_cmd->add_option("--confirm", sweep.confirm,
+  auto* confirm = sweep_cmd->add_option("--confirm", sweep.confirm,
                          "with --executor list: run the best N points again with the DES, into OUT/confirm")
       ->check(CLI::Range(1, 1000000));
   sweep_cmd->add_option("--by", sweep.by,
                         "flattened report key ranking the points for --confirm (default: "
-                        "run.effective_tokens_per_s, or throughput.tokens_per_s without failures)");
-  sweep_cmd->add_flag("--lowest", sweep.lowest, "for --confirm, the best points have the lowest --by value");
+                        "run.effective_tokens_per_s, or throughput.tokens_per_s without failures)")
+      ->needs(confirm);
+  sweep_cmd->add_flag("--lowest", sweep.lowest, "for --confirm, the best points have the lowest --by value")
+      ->needs(confirm);
   sweep_cmd->add_option("--merge", sweep.merge, "merge these shard output folders into --out instead of running")
       ->expected(1, -1);
   sweep_cmd->add_flag("-q,--quiet", sweep.quiet, "no progress bar");
