@@ -138,6 +138,14 @@ TEST_CASE("Shards 1..N of a sweep merge to exactly the unsharded result", "[swee
                 (dir / "bad").string()}) == 2);
   // Nor does a folder holding another sweep take this one's results.
   CHECK(run_cli({"sweep", file.string(), "--out", (dir / "other").string(), "-q"}) == 2);
+  // Nor do rows run with other options mix: a DES folder refuses screening rows, and shards run
+  // with different executors do not merge.
+  CHECK(run_cli({"sweep", file.string(), "--out", (dir / "all").string(), "--executor", "list", "-q"}) == 2);
+  CHECK(run_cli({"sweep", file.string(), "--out", (dir / "all").string(), "--checkpoint-window", "8", "-q"}) == 2);
+  REQUIRE(run_cli({"sweep", file.string(), "--out", (dir / "screened1").string(), "--shard", "1/3", "--executor",
+                   "list", "-q"}) == 0);
+  CHECK(run_cli({"sweep", "--merge", (dir / "screened1").string(), (dir / "shard2").string(),
+                 (dir / "shard3").string(), "--out", (dir / "mixed").string()}) == 2);
 }
 
 TEST_CASE("Screening with --confirm reruns the best screened points with the DES", "[sweep]") {

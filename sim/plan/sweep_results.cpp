@@ -128,7 +128,8 @@ std::string rows_to_csv(const std::vector<json>& rows) {
   return out;
 }
 
-SweepResults::SweepResults(std::filesystem::path dir, const json& sweep) : dir_(std::move(dir)) {
+SweepResults::SweepResults(std::filesystem::path dir, const json& sweep, const json& settings)
+    : dir_(std::move(dir)) {
   std::error_code ec;
   std::filesystem::create_directories(dir_, ec);
   if (ec) throw InputError({Diagnostic{dir_.string(), "", "cannot create the output folder: " + ec.message()}});
@@ -140,6 +141,16 @@ SweepResults::SweepResults(std::filesystem::path dir, const json& sweep) : dir_(
                                                       "its sweep.json, or an empty folder)"}});
   } else {
     write_file_atomically(identity, sweep.dump(2) + "\n");
+  }
+  const auto run_with = dir_ / "settings.json";
+  if (std::filesystem::exists(run_with)) {
+    const json held = read_json_file(run_with, run_with.string());
+    if (held != settings)
+      throw InputError({Diagnostic{dir_.string(), "", fmt::format("holds results run with {} (expected the same "
+                                                                  "options as {} to add to them, or an empty folder)",
+                                                                  held.dump(), settings.dump())}});
+  } else {
+    write_file_atomically(run_with, settings.dump(2) + "\n");
   }
   load();
 }
@@ -166,17 +177,25 @@ void SweepResults::finish() {
 
 void SweepResults::merge(const std::vector<std::filesystem::path>& dirs, const std::filesystem::path& out) {
   if (dirs.empty()) throw InputError({Diagnostic{"--merge", "", "no folders (expected the shard folders to merge)"}});
-  json sweep;
+  json sweep, settings;
   std::map<std::int64_t, std::string> rows;
   for (const auto& d : dirs) {
-    const auto identity = d / "sweep.json";
-    if (!std::filesystem::exists(identity))
-      throw InputError({Diagnostic{d.string(), "", "not a sweep output folder (no sweep.json)"}});
+    const auto identity = d / "sweep.json", run_with = d / "settings.json";
+    if (!std::filesystem::exists(identity) || !std::filesystem::exists(run_with))
+      throw InputError({Diagnostic{d.string(), "", "not a sweep output folder (no sweep.json and settings.json)"}});
     const json held = read_json_file(identity, identity.string());
-    if (sweep.is_null()) sweep = held;
-    else if (held != sweep)
+    const json held_settings = read_json_file(run_with, run_with.string());
+    if (sweep.is_null()) {
+      sweep = held;
+      settings = held_settings;
+    } else if (held != sweep) {
       throw InputError({Diagnostic{d.string(), "", fmt::format("holds a different sweep than {} (expected shards "
                                                                "of one sweep)", dirs.front().string())}});
+    } else if (held_settings != settings) {
+      throw InputError({Diagnostic{d.string(), "", fmt::format("was run with {}, {} with {} (expected shards run "
+                                                               "with the same options)", held_settings.dump(),
+                                                               dirs.front().string(), settings.dump())}});
+    }
     for (std::string& line : read_lines(d / "results.jsonl", false)) {
       const std::int64_t p = point_of(line, d / "results.jsonl");
       auto [it, fresh] = rows.emplace(p, line);
@@ -185,7 +204,7 @@ void SweepResults::merge(const std::vector<std::filesystem::path>& dirs, const s
                                                                  "folder (expected identical rows)", p)}});
     }
   }
-  SweepResults merged(out, sweep);
+  SweepResults merged(out, sweep, settings);
   std::string all;
   for (const auto& [p, line] : rows) all += line + "\n";
   write_file_atomically(merged.jsonl(), all);

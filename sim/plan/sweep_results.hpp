@@ -1,6 +1,7 @@
 #pragma once
 
-/// Where a sweep's results go: DIR/sweep.json (the sweep file, its identity), DIR/results.jsonl (one
+/// Where a sweep's results go: DIR/sweep.json (the sweep file, its identity), DIR/settings.json (the
+/// options it runs with), DIR/results.jsonl (one
 /// complete line per finished point, appended as points finish, so a killed sweep loses at most the
 /// points in flight) and DIR/results.csv (the same rows as a table, rewritten atomically from the
 /// JSONL when a sweep or a merge finishes).
@@ -26,9 +27,11 @@ std::string row_line(const nlohmann::json& row);
 
 class SweepResults {
  public:
-  /// Opens (creating) DIR for the sweep document `sweep`. If DIR already holds a different sweep,
-  /// throws InputError; a partial last line (a kill during a write) is cut off.
-  SweepResults(std::filesystem::path dir, const nlohmann::json& sweep);
+  /// Opens (creating) DIR for the sweep document `sweep`, run with `settings` (the simulation
+  /// options that change results: executor, checkpoint window), kept in DIR/settings.json. If DIR
+  /// already holds a different sweep or was run with other settings, throws InputError; a partial
+  /// last line (a kill during a write) is cut off.
+  SweepResults(std::filesystem::path dir, const nlohmann::json& sweep, const nlohmann::json& settings);
 
   /// Points already finished, from the JSONL.
   const std::map<std::int64_t, std::string>& done() const { return done_; }
@@ -38,8 +41,8 @@ class SweepResults {
   /// Rewrites the JSONL sorted by point and the CSV from the rows now on disk, atomically.
   void finish();
 
-  /// Rows of every DIR (each holding the same sweep) into `out`: each point once; a point two
-  /// shards both ran must agree. Throws InputError on a mismatch.
+  /// Rows of every DIR (each holding the same sweep, run with the same settings) into `out`: each
+  /// point once; a point two shards both ran must agree. Throws InputError on a mismatch.
   static void merge(const std::vector<std::filesystem::path>& dirs, const std::filesystem::path& out);
 
  private:

@@ -33,6 +33,11 @@ std::string joined(const InputError& e) {
 
 }  // namespace
 
+json sweep_settings(const SimulationOptions& options) {
+  return {{"executor", to_string(options.executor)}, {"checkpoint_window", options.checkpoint_window},
+          {"fold", options.fold}};
+}
+
 std::filesystem::path base_scenario_file(const SweepSpec& spec, const DocumentResolver& resolver,
                                          const std::filesystem::path& base_dir) {
   const std::string name = spec.base.get<std::string>();

@@ -26,6 +26,10 @@ struct SweepOptions {
 /// How many of a sweep's points are done or left, for a progress display.
 using SweepProgress = std::function<void(std::int64_t finished, std::int64_t total)>;
 
+/// The options a sweep's rows depend on, for its results folder: the executor and the checkpoint
+/// window.
+nlohmann::json sweep_settings(const SimulationOptions& options);
+
 /// The base scenario's file when the sweep names one (relative to the sweep file, to the working
 /// folder, or a shipped name). Throws InputError at /base when there is none.
 std::filesystem::path base_scenario_file(const SweepSpec& spec, const DocumentResolver& resolver,

@@ -91,7 +91,7 @@ void confirm_best(const SweepSpec& spec, const SweepResults& screened, const Fol
   for (std::int64_t p : best) chosen.points.push_back(spec.points[static_cast<std::size_t>(p)]);
   options.simulation.executor = ExecutorKind::des;
   options.shard = options.shards = 1;
-  SweepResults confirmed(std::filesystem::path(o.out) / "confirm", spec.document);
+  SweepResults confirmed(std::filesystem::path(o.out) / "confirm", spec.document, sweep_settings(options.simulation));
   ProgressBar bar(o.quiet);
   run_sweep(chosen, confirmed, catalog, file.parent_path(), options,
             [&](std::int64_t done, std::int64_t total) { bar(done, total); });
@@ -137,7 +137,7 @@ int sweep_command(const FolderCatalog& catalog, const SweepCommandOptions& o) {
   options.simulation.checkpoint_window = o.checkpoint_window;
   if (o.confirm > 0 && options.simulation.executor != ExecutorKind::list)
     throw InputError({Diagnostic{"--confirm", "", "confirms a screening run (expected --executor list with it)"}});
-  SweepResults results(o.out, doc);
+  SweepResults results(o.out, doc, sweep_settings(options.simulation));
   ProgressBar bar(o.quiet);
   const std::int64_t ran = run_sweep(spec, results, catalog, file.parent_path(), options,
                                      [&](std::int64_t done, std::int64_t total) { bar(done, total); });
