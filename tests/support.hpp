@@ -5,7 +5,12 @@
 
 #include <fmt/format.h>
 
+#include <sys/wait.h>
+
+#include <array>
 #include <cmath>
+#include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -23,6 +28,33 @@ inline const FolderCatalog& catalog() {
 
 inline std::filesystem::path source_path(const std::string& relative) {
   return std::filesystem::path(STRATA_SOURCE_DIR) / relative;
+}
+
+/// What a `strata` process printed on stdout and how it exited.
+struct Result {
+  int code = -1;
+  std::string out;
+};
+
+/// Runs `strata ARGS` (a shell command line) from the source tree; `stderr_to` chooses where stderr goes.
+inline Result strata_cli(const std::string& args, const std::string& stderr_to = "/dev/null") {
+  std::string cmd = fmt::format("cd '{}' && '{}' {} 2>{}", STRATA_SOURCE_DIR, STRATA_BINARY, args, stderr_to);
+  Result r;
+  FILE* pipe = popen(cmd.c_str(), "r");
+  if (!pipe) return r;
+  std::array<char, 4096> buf{};
+  std::size_t n;
+  while ((n = std::fread(buf.data(), 1, buf.size(), pipe)) > 0) r.out.append(buf.data(), n);
+  int status = pclose(pipe);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+/// A path in the temporary folder, removed if it exists.
+inline std::string temp_file(const std::string& name) {
+  auto p = std::filesystem::temp_directory_path() / ("strata-cli-test-" + name);
+  std::filesystem::remove_all(p);
+  return p.string();
 }
 
 /// Loads scenarios/NAME.json with `--set` style overrides ("parallelism.tp=4").

@@ -11,34 +11,9 @@
 
 #include "support.hpp"
 
-namespace {
-
-struct Result {
-  int code = -1;
-  std::string out;
-};
-
-/// Runs `strata ARGS` from the source tree; `stderr_to` chooses where stderr goes.
-Result strata_cli(const std::string& args, const std::string& stderr_to = "/dev/null") {
-  std::string cmd = fmt::format("cd '{}' && '{}' {} 2>{}", STRATA_SOURCE_DIR, STRATA_BINARY, args, stderr_to);
-  Result r;
-  FILE* pipe = popen(cmd.c_str(), "r");
-  REQUIRE(pipe);
-  std::array<char, 4096> buf{};
-  std::size_t n;
-  while ((n = std::fread(buf.data(), 1, buf.size(), pipe)) > 0) r.out.append(buf.data(), n);
-  int status = pclose(pipe);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
-
-std::string temp_file(const std::string& name) {
-  auto p = std::filesystem::temp_directory_path() / ("strata-cli-test-" + name);
-  std::filesystem::remove(p);
-  return p.string();
-}
-
-}  // namespace
+using strata::test::Result;
+using strata::test::strata_cli;
+using strata::test::temp_file;
 
 TEST_CASE("strata --version and describe succeed", "[cli]") {
   Result v = strata_cli("--version");

@@ -18,7 +18,7 @@ TEST_CASE("Quantities parse with SI and binary prefixes", "[units]") {
   CHECK(q("10 min", Dimension::seconds) == 600.0);
   CHECK(q("50000 h", Dimension::seconds) == 1.8e8);
   CHECK(q("250 ns", Dimension::seconds) == Approx(250e-9));
-  CHECK(q("5", Dimension::seconds) == 5.0);  // bare numbers are SI
+  CHECK(q("0", Dimension::seconds) == 0.0);  // zero needs no unit; other bare numbers are refused
   CHECK(q("1e3 MiB", Dimension::bytes) == 1000.0 * 1024 * 1024);
   std::string why;
   CHECK_FALSE(parse_quantity("80 GB", Dimension::seconds, &why));

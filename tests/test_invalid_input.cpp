@@ -57,7 +57,9 @@ TEST_CASE("Invalid scenarios give one pinned line per error", "[input]") {
   };
   const std::vector<Case> cases = {
       {"tp does not divide heads", base(), {"gpus=40", "parallelism.tp=5"},
-       "--set parallelism.tp=5: /parallelism/tp: 5 does not divide num_attention_heads=96"},
+       "--set parallelism.tp=5: /parallelism/tp: 5 does not divide num_attention_heads=96\n"
+       "--set parallelism.tp=5: /parallelism/tp: 5 does not divide num_key_value_heads=96\n"
+       "--set parallelism.tp=5: /parallelism/tp: 5 does not divide intermediate_size=49152"},
       {"nodes without NICs", base(), {"hardware.nic.count=0"},
        "inline.json: /gpus: 64 GPUs span 8 nodes, but hardware dgx-a100-80g has no NIC to connect them "
        "(nic.count=0, nic.bandwidth=25000000000 B/s)"},

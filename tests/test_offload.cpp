@@ -129,7 +129,7 @@ TEST_CASE("Activation offload beats full recompute only above the PCIe break-eve
                               {"gpus", 1},
                               {"training", {{"seq_len", 4096}, {"global_batch_size", 1}, {"iterations", 2}}},
                               {"memory", {{"recompute", recompute}, {"offload", {{"activations", offload}}}}}},
-                             {fmt::format("hardware.pcie.bandwidth={}", pcie)});
+                             {fmt::format("hardware.pcie.bandwidth={} B/s", pcie)});
   };
   const Scenario probe = scenario("full", "none", 31.5e9);
   const RunResult full = run_scenario(probe, {ExecutorKind::list, true, false});

@@ -19,7 +19,7 @@ const std::vector<std::string> kSets = {"checkpoint.strategy=sync", "checkpoint.
 
 double overhead_at(double bandwidth) {
   std::vector<std::string> sets = kSets;
-  sets.push_back(fmt::format("hardware.object_store.bandwidth={:.17g}", bandwidth));
+  sets.push_back(fmt::format("hardware.object_store.bandwidth={:.17g} B/s", bandwidth));
   const Scenario sc = test::load("llama-2-7b-zero1-a100", sets);
   return flatten_report(make_report(sc, run_scenario(sc))).at("checkpoint.overhead_fraction").get<double>();
 }

@@ -45,7 +45,7 @@ const ParamTable kPeak = [] {
   ParamTable t;
   for (const auto& p : precision_names())
     t.push_back({.key = p, .kind = ParamKind::quantity, .doc = "dense peak, " + p,
-                 .dim = Dimension::flops_per_second, .optional = true});
+                 .dim = Dimension::flops_per_second, .min = 1, .optional = true});
   return t;
 }();
 
@@ -62,7 +62,7 @@ const ParamTable kPcie = {
     {.key = "bandwidth", .kind = ParamKind::quantity, .doc = "per GPU x16 link, per direction",
      .dim = Dimension::bytes_per_second, .min = 1},
     {.key = "gpus_per_switch", .kind = ParamKind::integer, .default_value = 1,
-     .doc = "GPUs sharing one PCIe switch uplink", .min = 1},
+     .doc = "GPUs sharing one PCIe switch uplink", .min = 1, .max = 1024},
     kSource,
 };
 
@@ -70,9 +70,9 @@ const ParamTable kHost = {
     {.key = "dram", .kind = ParamKind::quantity, .doc = "host memory per node", .dim = Dimension::bytes, .min = 1},
     {.key = "dram_bandwidth", .kind = ParamKind::quantity, .doc = "aggregate DRAM bandwidth",
      .dim = Dimension::bytes_per_second, .min = 1},
-    {.key = "cpu_cores", .kind = ParamKind::integer, .default_value = 0, .doc = "CPU cores per node", .min = 0},
+    {.key = "cpu_cores", .kind = ParamKind::integer, .default_value = 0, .doc = "CPU cores per node", .min = 0, .max = 1e6},
     {.key = "cpu_adam_params_per_s", .kind = ParamKind::number, .default_value = 0.0,
-     .doc = "CPU-Adam update rate, parameters/s (0: unknown)", .min = 0.0},
+     .doc = "CPU-Adam update rate, parameters/s (0: unknown)", .min = 0.0, .max = 1e15},
     kSource,
 };
 
@@ -87,7 +87,7 @@ const ParamTable kCxl = {
 };
 
 const ParamTable kSsd = {
-    {.key = "count", .kind = ParamKind::integer, .doc = "data drives per node", .min = 0},
+    {.key = "count", .kind = ParamKind::integer, .doc = "data drives per node", .min = 0, .max = 1024},
     {.key = "capacity", .kind = ParamKind::quantity, .doc = "per drive", .dim = Dimension::bytes},
     {.key = "read_bandwidth", .kind = ParamKind::quantity, .doc = "sequential read, per drive",
      .dim = Dimension::bytes_per_second},
@@ -99,7 +99,7 @@ const ParamTable kSsd = {
 };
 
 const ParamTable kNic = {
-    {.key = "count", .kind = ParamKind::integer, .doc = "compute NICs per node", .min = 0},
+    {.key = "count", .kind = ParamKind::integer, .doc = "compute NICs per node", .min = 0, .max = 1024},
     {.key = "bandwidth", .kind = ParamKind::quantity, .doc = "line rate per NIC",
      .dim = Dimension::bytes_per_second},
     {.key = "latency", .kind = ParamKind::quantity, .default_value = 0, .doc = "per message across the fabric",
@@ -184,6 +184,7 @@ const std::map<std::string, const ParamTable*>& hardware_param_tables() {
 
 HardwareSpec parse_hardware(const json& doc, const std::string& pointer, Diagnostics& diag) {
   HardwareSpec h;
+  const std::size_t errors_before = diag.size();
   ObjectReader top(doc, pointer, kTop, diag);
   if (!top.ok()) {
     if (doc.is_null()) diag.add(pointer, "missing hardware (expected a name, a path or an object)");
@@ -242,6 +243,23 @@ HardwareSpec parse_hardware(const json& doc, const std::string& pointer, Diagnos
   h.nic.latency = Seconds(nic.quantity("latency"));
   h.nic.oversubscription = nic.number("oversubscription");
   nic.string("source");
+
+  // A rate that divides must not be zero where its device exists: a drive, a NIC or CXL memory with
+  // no bandwidth would make every transfer over it take forever. (Checked on valid fields only.)
+  const bool fields_valid = diag.size() == errors_before;
+  if (fields_valid && h.cxl.capacity.value > 0.0 && h.cxl.bandwidth.value <= 0.0)
+    diag.add(top.child_pointer("cxl") + "/bandwidth",
+             "must be greater than 0 when cxl.capacity is set (got 0, expected a bandwidth like \"64 GB/s\")");
+  if (fields_valid && h.local_ssd.count > 0) {
+    if (h.local_ssd.read_bandwidth.value <= 0.0)
+      ssd.error("read_bandwidth", "must be greater than 0 when local_ssd.count > 0 (got 0, expected a bandwidth "
+                                  "like \"7 GB/s\")");
+    if (h.local_ssd.write_bandwidth.value <= 0.0)
+      ssd.error("write_bandwidth", "must be greater than 0 when local_ssd.count > 0 (got 0, expected a bandwidth "
+                                   "like \"3 GB/s\")");
+  }
+  if (fields_valid && h.nic.count > 0 && h.nic.bandwidth.value <= 0.0)
+    nic.error("bandwidth", "must be greater than 0 when nic.count > 0 (got 0, expected a bandwidth like \"400 Gb/s\")");
 
   ObjectReader store(top.object("object_store"), top.child_pointer("object_store"), kObjectStore, diag);
   h.object_store.bandwidth = BytesPerSecond(store.quantity("bandwidth"));

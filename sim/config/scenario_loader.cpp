@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "sim/config/model_spec.hpp"
 #include "sim/core/json_file.hpp"
 #include "sim/core/params.hpp"
 
@@ -18,6 +19,12 @@ std::string DocumentResolver::display(const std::filesystem::path& path) const {
     if (!rel.empty() && !rel.string().starts_with("..")) return rel.string();
   }
   return path.string();
+}
+
+std::string Override::label() const {
+  constexpr std::size_t kShown = 60;
+  std::string shown = value.size() > kShown ? value.substr(0, kShown - 3) + "..." : value;
+  return "--set " + path + "=" + shown;
 }
 
 Override parse_override(const std::string& text) {
@@ -41,18 +48,29 @@ std::vector<std::string> split_dotted(const std::string& dotted) {
   }
 }
 
-json override_value(const std::string& text) {
+/// VALUE as JSON, else as a plain string (bf16, 40 GiB). Nesting is capped as for files.
+std::optional<json> override_value(const Override& o, Diagnostics& diag) {
+  const int depth = json_nesting_depth(o.value);
+  if (depth > kMaxInputDepth) {
+    diag.add_raw({o.label(), "/", fmt::format("value nested too deep (got depth {}, expected at most {})", depth,
+                                              kMaxInputDepth)});
+    return std::nullopt;
+  }
   try {
-    return json::parse(text);
-  } catch (const json::parse_error&) {
-    return text;  // not JSON: a plain string such as bf16 or 40 GiB
+    return parse_json_text(o.value, o.label());
+  } catch (const InputError&) {
+    return json(o.value);
   }
 }
 
 void apply_override(json& doc, const Override& o, SourceMap& sources, Diagnostics& diag) {
+  std::optional<json> value = override_value(o, diag);
+  if (!value) return;
   std::vector<std::string> keys = split_dotted(o.path);
   json* node = &doc;
   std::string pointer;
+  // The first key this override creates: an "unknown key" found there is the override's doing.
+  std::string created;
   for (std::size_t i = 0; i < keys.size(); ++i) {
     if (node->is_null()) *node = json::object();
     if (!node->is_object()) {
@@ -61,10 +79,30 @@ void apply_override(json& doc, const Override& o, SourceMap& sources, Diagnostic
     }
     pointer += '/';
     pointer += pointer_escape(keys[i]);
+    if (created.empty() && !node->contains(keys[i])) created = pointer;
     node = &(*node)[keys[i]];
   }
-  *node = override_value(o.value);
-  sources.label_prefix(pointer, o.label());
+  *node = std::move(*value);
+  sources.label_prefix(created.empty() ? pointer : created, o.label());
+}
+
+/// When a document given as a scenario is another kind of Strata input, what it is and how to use it;
+/// one line instead of an "unknown key" per key.
+std::optional<std::string> misplaced_document(const json& doc, const std::string& shown) {
+  if (doc.contains("model") || doc.contains("training")) return std::nullopt;
+  if (is_huggingface_config(doc) || (doc.contains("hidden_size") && doc.contains("num_hidden_layers")))
+    return fmt::format("is a model configuration, not a scenario (expected a scenario; use the model in one: "
+                       "\"model\": \"{}\" in the scenario file, or --set model={} on a shipped scenario)",
+                       shown, shown);
+  if (doc.contains("gpus_per_node"))
+    return fmt::format("is a hardware profile, not a scenario (expected a scenario; use the profile in one: "
+                       "\"hardware\": \"{}\", or --set hardware={})", shown, shown);
+  if (doc.contains("base") && (doc.contains("grid") || doc.contains("zip") || doc.contains("sample")))
+    return "is a sweep file, not a scenario (expected a scenario; run it with strata sweep FILE --out DIR)";
+  if (doc.contains("schema") && doc.at("schema").is_string() &&
+      doc.at("schema").get<std::string>().starts_with("strata.report"))
+    return "is a Strata report, not a scenario (expected a scenario; compare reports with strata compare A B)";
+  return std::nullopt;
 }
 
 /// Replaces a "model"/"hardware" name or path by the document's content.
@@ -108,6 +146,10 @@ ComposedScenario compose_scenario(json scenario, const std::string& display_name
   Diagnostics diag(&out.sources);
   if (!out.doc.is_object()) {
     diag.add("", fmt::format("wrong type (got {}, expected an object)", show_value(out.doc.dump())));
+    diag.throw_if_any();
+  }
+  if (auto what = misplaced_document(out.doc, display_name)) {
+    diag.add("", *what);
     diag.throw_if_any();
   }
   // Overrides of the model or hardware name itself apply before the documents are read.

@@ -33,7 +33,8 @@ class DocumentResolver {
 struct Override {
   std::string path;   ///< dotted path, e.g. "parallelism.tp"
   std::string value;  ///< raw text
-  std::string label() const { return "--set " + path + "=" + value; }
+  /// How errors name it: `--set PATH=VALUE`, a long value shortened so the error stays one line.
+  std::string label() const;
 };
 
 /// Parses "PATH=VALUE"; throws InputError when there is no '='.

@@ -53,6 +53,8 @@ Tier tier_from_string(const std::string& s) {
 // Upper bound of counts (GPUs, degrees, batch, sequence): far beyond any real cluster, and small
 // enough that products of three of them stay inside int64.
 constexpr double kMaxCount = 1e6;
+/// Seeds are reported as JSON integers: keep them exact in a double.
+constexpr double kMaxSeed = 9007199254740991.0;  // 2^53 - 1
 
 std::vector<std::string> names(const char* category) { return policy_catalog().names(category); }
 
@@ -66,7 +68,8 @@ const ParamTable kTop = {
      .optional = true},
     {.key = "nodes", .kind = ParamKind::integer, .doc = "cluster size in whole nodes (or give gpus)",
      .min = 1, .max = kMaxCount, .optional = true},
-    {.key = "seed", .kind = ParamKind::integer, .default_value = 0, .doc = "seed of every random choice", .min = 0},
+    {.key = "seed", .kind = ParamKind::integer, .default_value = 0, .doc = "seed of every random choice", .min = 0,
+     .max = kMaxSeed},
     {.key = "training", .kind = ParamKind::object, .doc = "batch, sequence, precision"},
     {.key = "parallelism", .kind = ParamKind::object, .default_value = json::object(),
      .doc = "TP / PP / DP / ZeRO"},
@@ -145,7 +148,7 @@ const ParamTable kOffload = {
 
 const ParamTable kCheckpoint = {
     {.key = "interval_iterations", .kind = ParamKind::integer, .default_value = 100,
-     .doc = "iterations between checkpoints", .min = 1},
+     .doc = "iterations between checkpoints", .min = 1, .max = 1e9},
     {.key = "strategy", .kind = ParamKind::choice, .default_value = "sync", .doc = "how to write",
      .choices = names("checkpoint_strategy")},
     {.key = "tiers", .kind = ParamKind::string_list, .default_value = json::array({"object_store"}),
@@ -159,7 +162,8 @@ const ParamTable kCheckpoint = {
     {.key = "replicas", .kind = ParamKind::integer, .default_value = 1,
      .doc = "in_memory: peer nodes holding a copy of each node's snapshot", .min = 1, .max = 64},
     {.key = "persist_every", .kind = ParamKind::integer, .default_value = 10,
-     .doc = "in_memory: every n-th checkpoint also goes to the tiers after dram", .min = 1},
+     .doc = "in_memory: every n-th checkpoint also goes to the tiers after dram", .min = 1,
+     .max = kMaxCount},
 };
 
 const ParamTable kData = {
@@ -196,7 +200,7 @@ const ParamTable kFailures = {
      .doc = "time-between-failures law", .choices = names("failure_law")},
     {.key = "weibull_shape", .kind = ParamKind::number, .default_value = 1.0, .doc = "Weibull shape k",
      .min = 0.1, .max = 100.0},
-    {.key = "seed", .kind = ParamKind::integer, .default_value = 1, .doc = "failure-process seed", .min = 0},
+    {.key = "seed", .kind = ParamKind::integer, .default_value = 1, .doc = "failure-process seed", .min = 0, .max = kMaxSeed},
     {.key = "runs", .kind = ParamKind::integer, .default_value = 64,
      .doc = "independent runs (seeds seed, seed+1, ...) behind the mean and its 95 % interval", .min = 1,
      .max = 100000},
@@ -238,29 +242,34 @@ void check_cross_fields(Scenario& sc, ObjectReader& top, ObjectReader& tr, Objec
                                   "nic.bandwidth={} B/s)", sc.gpus, sc.nodes, hw.name, hw.nic.count,
                                   hw.nic.bandwidth.value));
 
-  // Parallel degrees.
+  // Parallel degrees: every violated constraint is reported, not only the first.
+  const std::pair<const char*, std::int64_t> tp_divides[] = {
+      {"num_attention_heads", m.num_heads}, {"num_key_value_heads", m.num_kv_heads},
+      {"intermediate_size", m.intermediate_size}};
+  for (const auto& [dimension, size] : tp_divides)
+    if (size > 0 && size % p.tp != 0)
+      par.error("tp", fmt::format("{} does not divide {}={}", p.tp, dimension, size));
+  if (p.pp > m.num_layers && m.num_layers > 0)
+    par.error("pp", fmt::format("{} stages exceed num_hidden_layers={}", p.pp, m.num_layers));
+
+  // A product that misses the cluster size is blamed on the --set that changed a factor, if any.
+  auto product_error = [&](std::initializer_list<const char*> keys, std::string message) {
+    if (top.overridden("gpus")) top.error("gpus", std::move(message));
+    else if (top.overridden("nodes")) top.error("nodes", std::move(message));
+    else par.error_at_cause(keys, std::move(message));
+  };
   std::int64_t tp_pp = p.tp * p.pp;
   if (!par.has("dp")) {
     if (sc.gpus % tp_pp != 0) {
-      par.error("pp", fmt::format("tp·pp = {}·{} = {} does not divide gpus={}", p.tp, p.pp, tp_pp, sc.gpus));
+      product_error({"pp", "tp"}, fmt::format("tp·pp = {}·{} = {} does not divide gpus={}", p.tp, p.pp, tp_pp, sc.gpus));
       return;
     }
     p.dp = sc.gpus / tp_pp;
   } else if (tp_pp * p.dp != sc.gpus) {
-    par.error("dp", fmt::format("tp·pp·dp = {}·{}·{} = {} does not equal gpus={}", p.tp, p.pp, p.dp,
-                                tp_pp * p.dp, sc.gpus));
+    product_error({"dp", "tp", "pp"}, fmt::format("tp·pp·dp = {}·{}·{} = {} does not equal gpus={}", p.tp,
+                                                       p.pp, p.dp, tp_pp * p.dp, sc.gpus));
     return;
   }
-
-  if (m.num_heads > 0 && m.num_heads % p.tp != 0)
-    par.error("tp", fmt::format("{} does not divide num_attention_heads={}", p.tp, m.num_heads));
-  else if (m.num_kv_heads > 0 && m.num_kv_heads % p.tp != 0)
-    par.error("tp", fmt::format("{} does not divide num_key_value_heads={}", p.tp, m.num_kv_heads));
-  else if (m.intermediate_size > 0 && m.intermediate_size % p.tp != 0)
-    par.error("tp", fmt::format("{} does not divide intermediate_size={}", p.tp, m.intermediate_size));
-
-  if (p.pp > m.num_layers && m.num_layers > 0)
-    par.error("pp", fmt::format("{} stages exceed num_hidden_layers={}", p.pp, m.num_layers));
   if (p.schedule == Schedule::interleaved) {
     if (p.virtual_stages < 2)
       par.error("virtual_stages",

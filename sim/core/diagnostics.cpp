@@ -18,7 +18,19 @@ void SourceMap::label_prefix(std::string prefix, std::string label) {
   entries_.push_back({std::move(prefix), std::move(label), false});
 }
 
+bool SourceMap::is_overridden(const std::string& pointer) const {
+  const Entry* best = find(pointer);
+  return best && !best->rebase;
+}
+
 std::pair<std::string, std::string> SourceMap::locate(const std::string& pointer) const {
+  const Entry* best = find(pointer);
+  if (!best) return {root_file_, pointer};
+  if (!best->rebase) return {best->file, pointer};
+  return {best->file, pointer.substr(best->prefix.size())};
+}
+
+const SourceMap::Entry* SourceMap::find(const std::string& pointer) const {
   const Entry* best = nullptr;
   for (const Entry& e : entries_) {
     bool inside = pointer == e.prefix ||
@@ -27,9 +39,7 @@ std::pair<std::string, std::string> SourceMap::locate(const std::string& pointer
     // Later entries win ties: an override applied after a file was inlined describes the value.
     if (inside && (!best || e.prefix.size() >= best->prefix.size())) best = &e;
   }
-  if (!best) return {root_file_, pointer};
-  if (!best->rebase) return {best->file, pointer};
-  return {best->file, pointer.substr(best->prefix.size())};
+  return best;
 }
 
 namespace {

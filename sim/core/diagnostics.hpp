@@ -31,6 +31,8 @@ class SourceMap {
   /// Resolves a composed-document pointer to (file, pointer in that file).
   std::pair<std::string, std::string> locate(const std::string& pointer) const;
   const std::string& root_file() const { return root_file_; }
+  /// Whether the value at `pointer` was set by a labelled override (`--set`), not read from a file.
+  bool is_overridden(const std::string& pointer) const;
 
  private:
   struct Entry {
@@ -38,6 +40,8 @@ class SourceMap {
     std::string file;
     bool rebase = true;
   };
+  /// The entry that describes `pointer`: the longest prefix, the later one on a tie.
+  const Entry* find(const std::string& pointer) const;
   std::string root_file_;
   std::vector<Entry> entries_;
 };
@@ -60,6 +64,8 @@ class Diagnostics {
   void add(const std::string& pointer, std::string message);
   void add_raw(Diagnostic d) { items_.push_back(std::move(d)); }
   bool empty() const { return items_.empty(); }
+  /// Whether the value at `pointer` came from a `--set` (see SourceMap::is_overridden).
+  bool is_overridden(const std::string& pointer) const { return sources_ && sources_->is_overridden(pointer); }
   std::size_t size() const { return items_.size(); }
   const std::vector<Diagnostic>& items() const { return items_; }
   /// Throws InputError when anything was collected.

@@ -2,8 +2,8 @@
 
 #include <fmt/format.h>
 
-#include <cassert>
 #include <cmath>
+#include <stdexcept>
 
 #include "sim/core/units.hpp"
 
@@ -24,6 +24,9 @@ std::string join(const std::vector<std::string>& items, const char* sep) {
 
 std::string number_text(double v) { return fmt::format("{}", v); }
 
+/// Integers above 2^53 are not exact in a double, so no integer input may exceed it.
+constexpr double kMaxExactInteger = 9007199254740992.0;
+
 std::string range_text(const Param& p) {
   bool lo = std::isfinite(p.min), hi = std::isfinite(p.max);
   if (lo && hi) return fmt::format(" in [{}, {}]", number_text(p.min), number_text(p.max));
@@ -42,6 +45,18 @@ std::string pointer_escape(const std::string& key) {
     else out += c;
   }
   return out;
+}
+
+double quantity_limit(Dimension dim) {
+  switch (dim) {
+    case Dimension::bytes: return 1e21;             // 1 ZB: a thousand times the largest storage system
+    case Dimension::seconds: return 3.2e10;         // about 1,000 years
+    case Dimension::bytes_per_second: return 1e18;  // 1 EB/s
+    case Dimension::flops: return 1e30;
+    case Dimension::flops_per_second: return 1e21;  // 1 ZFLOPS per device
+    case Dimension::dimensionless: return std::numeric_limits<double>::max();
+  }
+  return std::numeric_limits<double>::max();
 }
 
 std::string expected_text(const Param& p) {
@@ -94,9 +109,8 @@ std::string ObjectReader::child_pointer(const std::string& key) const {
 const Param& ObjectReader::param(const std::string& key) const {
   for (const Param& p : table_)
     if (p.key == key) return p;
-  assert(false && "getter for a key that is not in the parameter table");
-  static const Param missing{};
-  return missing;
+  // A programming error, not the user's: never let it pass as a "missing key" (exit 2).
+  throw std::logic_error(fmt::format("{}: getter for '{}', which its parameter table does not declare", pointer_, key));
 }
 
 void ObjectReader::wrong(const Param& p, const json& got, const char* what) {
@@ -121,6 +135,8 @@ const json* ObjectReader::value_or_default(const Param& p) {
 
 std::int64_t ObjectReader::integer(const std::string& key) {
   const Param& p = param(key);
+  if (!std::isfinite(p.max) || p.max > kMaxExactInteger)
+    throw std::logic_error(fmt::format("{}/{}: integer parameter without a bound", pointer_, key));
   const json* v = value_or_default(p);
   if (!v) return std::isfinite(p.min) ? static_cast<std::int64_t>(p.min) : 0;
   if (!v->is_number_integer()) {
@@ -229,12 +245,18 @@ double ObjectReader::quantity(const std::string& key) {
   double si = 0.0;
   if (v->is_number()) {
     si = v->get<double>();
+    if (si != 0.0) {  // zero is zero in every unit; any other bare number is ambiguous
+      diag_.add(child_pointer(p.key), missing_unit_message(v->dump(), p.dim));
+      return 0.0;
+    }
   } else if (v->is_string()) {
     std::string why;
     auto parsed = parse_quantity(v->get<std::string>(), p.dim, &why);
     if (!parsed) {
-      diag_.add(child_pointer(p.key), fmt::format("invalid quantity: {} (got {}, expected {})", why,
-                                                  show_value(v->dump()), expected_text(p)));
+      if (why.find("has no unit") != std::string::npos) diag_.add(child_pointer(p.key), why);
+      else
+        diag_.add(child_pointer(p.key), fmt::format("invalid quantity: {} (got {}, expected {})", why,
+                                                    show_value(v->dump()), expected_text(p)));
       return 0.0;
     }
     si = *parsed;
@@ -246,8 +268,13 @@ double ObjectReader::quantity(const std::string& key) {
     wrong(p, *v, "must not be negative");
     return 0.0;
   }
-  if (si < p.min || si > p.max) {
+  if (si < p.min) {
     wrong(p, *v, "out of range");
+    return 0.0;
+  }
+  if (const double limit = std::min(p.max, quantity_limit(p.dim)); si > limit) {
+    diag_.add(child_pointer(p.key), fmt::format("out of range (got {}, expected at most {:g} {})",
+                                                show_value(v->dump()), limit, si_unit(p.dim)));
     return 0.0;
   }
   return si;
@@ -267,6 +294,12 @@ const json& ObjectReader::object(const std::string& key) {
 
 void ObjectReader::error(const std::string& key, std::string message) {
   diag_.add(child_pointer(key), std::move(message));
+}
+
+void ObjectReader::error_at_cause(std::initializer_list<const char*> keys, std::string message) {
+  for (const char* key : keys)
+    if (overridden(key)) return error(key, std::move(message));
+  error(*keys.begin(), std::move(message));
 }
 
 }  // namespace strata

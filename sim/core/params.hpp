@@ -5,6 +5,7 @@
 /// the README tables, so they cannot drift apart.
 
 #include <cstdint>
+#include <initializer_list>
 #include <limits>
 #include <optional>
 #include <string>
@@ -33,6 +34,10 @@ struct Param {
 };
 
 using ParamTable = std::vector<Param>;
+
+/// The largest value a quantity of dimension `dim` may take (in SI base units): far beyond any real
+/// system, small enough that products with other inputs stay finite.
+double quantity_limit(Dimension dim);
 
 /// What the parameter accepts, in words: "an integer >= 1", "one of: none, selective, full".
 std::string expected_text(const Param& p);
@@ -64,6 +69,11 @@ class ObjectReader {
   const nlohmann::json& object(const std::string& key);
   /// Reports an error at this key (used for cross-field checks).
   void error(const std::string& key, std::string message);
+  /// Reports a cross-field error at the first of `keys` a `--set` changed (so the error names the
+  /// override that caused it), else at the first key.
+  void error_at_cause(std::initializer_list<const char*> keys, std::string message);
+  /// Whether a `--set` gave this key its value.
+  bool overridden(const std::string& key) const { return diag_.is_overridden(child_pointer(key)); }
 
  private:
   const Param& param(const std::string& key) const;

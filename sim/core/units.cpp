@@ -16,12 +16,13 @@ struct Prefix {
   double factor;
 };
 
-// Binary prefixes first so that "Gi" is not read as "G" followed by "i".
-constexpr std::array<Prefix, 12> kPrefixes{{{"Ki", 1024.0},
+// SI and IEC prefixes. Binary prefixes first so that "Gi" is not read as "G" followed by "i".
+constexpr std::array<Prefix, 13> kPrefixes{{{"Ki", 1024.0},
                                             {"Mi", 1048576.0},
                                             {"Gi", 1073741824.0},
                                             {"Ti", 1099511627776.0},
                                             {"Pi", 1125899906842624.0},
+                                            {"Ei", 1152921504606846976.0},
                                             {"k", 1e3},
                                             {"K", 1e3},
                                             {"M", 1e6},
@@ -37,21 +38,41 @@ struct Unit {
   bool takes_prefix;
 };
 
-// Bits are 1/8 byte: network line rates are quoted in Gb/s.
-constexpr std::array<Unit, 17> kUnits{{{"B", Dimension::bytes, 1.0, true},
+// Bits are 1/8 byte: network line rates are quoted in Gb/s (also written Gbit/s or Gbps); bytes per
+// second also as GBps. Durations in the spellings people write in configs and papers.
+constexpr std::array<Unit, 36> kUnits{{{"B", Dimension::bytes, 1.0, true},
+                                       {"byte", Dimension::bytes, 1.0, true},
+                                       {"bytes", Dimension::bytes, 1.0, true},
                                        {"b", Dimension::bytes, 0.125, true},
+                                       {"bit", Dimension::bytes, 0.125, true},
+                                       {"bits", Dimension::bytes, 0.125, true},
                                        {"B/s", Dimension::bytes_per_second, 1.0, true},
+                                       {"Bps", Dimension::bytes_per_second, 1.0, true},
                                        {"b/s", Dimension::bytes_per_second, 0.125, true},
+                                       {"bit/s", Dimension::bytes_per_second, 0.125, true},
                                        {"bps", Dimension::bytes_per_second, 0.125, true},
                                        {"FLOP", Dimension::flops, 1.0, true},
+                                       {"FLOPs", Dimension::flops, 1.0, true},
                                        {"FLOPS", Dimension::flops_per_second, 1.0, true},
                                        {"FLOP/s", Dimension::flops_per_second, 1.0, true},
                                        {"s", Dimension::seconds, 1.0, false},
+                                       {"sec", Dimension::seconds, 1.0, false},
+                                       {"secs", Dimension::seconds, 1.0, false},
+                                       {"second", Dimension::seconds, 1.0, false},
+                                       {"seconds", Dimension::seconds, 1.0, false},
                                        {"ms", Dimension::seconds, 1e-3, false},
                                        {"us", Dimension::seconds, 1e-6, false},
+                                       {"\u00b5s", Dimension::seconds, 1e-6, false},
                                        {"ns", Dimension::seconds, 1e-9, false},
                                        {"min", Dimension::seconds, 60.0, false},
+                                       {"mins", Dimension::seconds, 60.0, false},
+                                       {"minute", Dimension::seconds, 60.0, false},
+                                       {"minutes", Dimension::seconds, 60.0, false},
                                        {"h", Dimension::seconds, 3600.0, false},
+                                       {"hr", Dimension::seconds, 3600.0, false},
+                                       {"hrs", Dimension::seconds, 3600.0, false},
+                                       {"hour", Dimension::seconds, 3600.0, false},
+                                       {"hours", Dimension::seconds, 3600.0, false},
                                        {"d", Dimension::seconds, 86400.0, false},
                                        {"day", Dimension::seconds, 86400.0, false},
                                        {"days", Dimension::seconds, 86400.0, false}}};
@@ -88,10 +109,41 @@ const char* dimension_example(Dimension dim) {
   return "a quantity";
 }
 
+const char* si_unit(Dimension dim) {
+  switch (dim) {
+    case Dimension::bytes: return "B";
+    case Dimension::seconds: return "s";
+    case Dimension::bytes_per_second: return "B/s";
+    case Dimension::flops: return "FLOP";
+    case Dimension::flops_per_second: return "FLOPS";
+    case Dimension::dimensionless: return "";
+  }
+  return "";
+}
+
+std::string missing_unit_message(std::string_view number, Dimension dim) {
+  const auto [large, base] = [dim]() -> std::pair<const char*, const char*> {
+    switch (dim) {
+      case Dimension::bytes: return {"GiB", "B"};
+      case Dimension::seconds: return {"h", "s"};
+      case Dimension::bytes_per_second: return {"GB/s", "Gb/s"};
+      case Dimension::flops: return {"PFLOP", "FLOP"};
+      case Dimension::flops_per_second: return {"TFLOPS", "FLOPS"};
+      case Dimension::dimensionless: return {"", ""};
+    }
+    return {"", ""};
+  }();
+  return fmt::format("{} has no unit; write \"{} {}\" or \"{} {}\"", number, number, large, number, base);
+}
+
 std::optional<double> parse_quantity(std::string_view text, Dimension dim, std::string* why) {
   std::string_view s = trim(text);
   double number = 0.0;
   auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), number);
+  if (ec == std::errc::result_out_of_range) {
+    if (why) *why = "number too large";
+    return std::nullopt;
+  }
   if (ec != std::errc() || end == s.data()) {
     if (why) *why = "no number";
     return std::nullopt;
@@ -101,7 +153,13 @@ std::optional<double> parse_quantity(std::string_view text, Dimension dim, std::
     return std::nullopt;
   }
   std::string_view unit = trim(std::string_view(end, s.data() + s.size() - end));
-  if (unit.empty()) return number;  // a bare number is already in SI base units
+  if (unit.empty()) {
+    // A bare number is ambiguous (50000 what?): only zero, the same in every unit, or a number
+    // where no dimension is expected, stands alone.
+    if (number == 0.0 || dim == Dimension::dimensionless) return number;
+    if (why) *why = missing_unit_message(std::string_view(s.data(), end - s.data()), dim);
+    return std::nullopt;
+  }
   auto found = lookup_unit(unit);
   if (!found) {
     if (why) *why = fmt::format("unknown unit '{}'", unit);
@@ -111,7 +169,12 @@ std::optional<double> parse_quantity(std::string_view text, Dimension dim, std::
     if (why) *why = fmt::format("unit '{}' is not {}", unit, dimension_example(dim));
     return std::nullopt;
   }
-  return number * found->second;
+  const double si = number * found->second;
+  if (!std::isfinite(si)) {
+    if (why) *why = "number too large";
+    return std::nullopt;
+  }
+  return si;
 }
 
 std::string format_bytes(double bytes) {

@@ -11,8 +11,13 @@
 namespace strata {
 
 /// Parses `text` as a quantity of dimension `dim`. Returns the value in SI base units, or nullopt with
-/// `why` set to a short reason ("unknown unit 'GiBs'").
+/// `why` set to a short reason ("unknown unit 'GiBs'"). A number without a unit is refused (zero
+/// aside), with a suggested spelling.
 std::optional<double> parse_quantity(std::string_view text, Dimension dim, std::string* why);
+/// The SI base unit reports use for a dimension ("B", "s", "B/s", "FLOP", "FLOPS").
+const char* si_unit(Dimension dim);
+/// `50000 has no unit; write "50000 h" or "50000 s"`: the message for a bare number `number`.
+std::string missing_unit_message(std::string_view number, Dimension dim);
 
 /// Formats bytes with a binary prefix ("45.56 GiB"), for tables.
 std::string format_bytes(double bytes);

@@ -1,16 +1,22 @@
 #include "sim/exec/goodput.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <random>
 #include <stdexcept>
 #include <vector>
 
+#include "sim/core/diagnostics.hpp"
+
 namespace strata {
 
 namespace {
 
 constexpr std::int64_t kMaxEvents = 100'000'000;
+/// All runs of one run-level simulation together: about two seconds on this project's machines.
+constexpr double kMaxRunLevelEvents = 2e8;
 
 /// Mean and 95 % half-width (normal approximation, 1.96 standard errors).
 Interval summarize(const std::vector<double>& v) {
@@ -107,8 +113,9 @@ OneRun one_run(const RunCycle& c, const FailureLaw& law, double horizon, std::ui
   std::int64_t events = 0;
   while (t < horizon) {
     if (++events > kMaxEvents)
-      throw std::runtime_error("the run-level simulation exceeds 1e8 events: shorten failures.horizon or checkpoint "
-                               "less often");
+      throw InputError({Diagnostic{"failures", "/failures/horizon",
+                                   "the run-level simulation exceeds 1e8 events in one run (lower failures.horizon or "
+                                   "checkpoint less often)"}});
     // Work until the next checkpoint (or the horizon), unless a failure comes first.
     const double work_end = std::min(horizon, c.checkpoints ? t + (c.work_s - since_checkpoint) : horizon);
     if (next_failure < work_end) {
@@ -146,6 +153,16 @@ OneRun one_run(const RunCycle& c, const FailureLaw& law, double horizon, std::ui
 
 GoodputResult simulate_goodput(const RunCycle& cycle, const FailureLaw& law, double horizon_s, std::uint64_t seed,
                                std::int64_t runs) {
+  // Each run visits every checkpoint and every failure of its horizon: refuse before spending minutes.
+  const double cycle_s = cycle.checkpoints ? cycle.work_s + cycle.stall_s : horizon_s;
+  const double per_run = horizon_s / std::max(cycle_s, 1e-9) + horizon_s / std::max(law.mtbf_s, 1e-9) + 1.0;
+  const double events = per_run * static_cast<double>(runs);
+  if (events > kMaxRunLevelEvents)
+    throw InputError({Diagnostic{"failures", runs > 64 ? "/failures/runs" : "/failures/horizon",
+                                 fmt::format("the run-level simulation would take about {:.2g} events ({} runs x "
+                                             "{:.2g} checkpoints and failures each), above the limit of {:.2g} (lower "
+                                             "failures.runs or failures.horizon, or checkpoint less often)",
+                                             events, runs, per_run, kMaxRunLevelEvents)}});
   std::vector<double> goodput, failures, lost, restart, restore, checkpoint;
   for (std::int64_t i = 0; i < runs; ++i) {
     const OneRun r = one_run(cycle, law, horizon_s, seed + static_cast<std::uint64_t>(i));
@@ -177,7 +194,9 @@ double daly_interval(double delta, double mtbf) {
 
 double first_order_goodput(const RunCycle& c, double mtbf) {
   const double tau = c.work_s;
-  return (1.0 - (c.restart_s + c.restore_s + tau / 2.0) / mtbf) / (1.0 + c.stall_s / tau);
+  // Past the first-order regime (failures more often than a restart, a reload and half an interval
+  // take) the formula goes negative; the fraction it estimates cannot.
+  return std::clamp((1.0 - (c.restart_s + c.restore_s + tau / 2.0) / mtbf) / (1.0 + c.stall_s / tau), 0.0, 1.0);
 }
 
 }  // namespace strata

@@ -531,9 +531,27 @@ RunResult static_result(const Scenario& sc, const ComputeGraph& graph) {
 
 RunResult estimate_scenario(const Scenario& sc) { return static_result(sc, scenario_graph(sc)); }
 
+void check_simulation_size(const Scenario& sc, const SimulationOptions& options, Diagnostics& diag) {
+  const DagSizeEstimate size = estimate_dag_size(sc, options.fold);
+  const std::string fix = size.driver.empty() ? "drop --no-fold" : fmt::format("lower {}", size.driver.substr(1));
+  if (size.tasks > options.max_tasks)
+    diag.add(size.driver, fmt::format("the simulation would hold about {:.2g} tasks ({}, about {:.1f} GiB), above "
+                                      "the limit of {:.2g} ({}, or raise --max-tasks)",
+                                      size.tasks, size.factors, size.tasks * 550.0 / (1 << 30), options.max_tasks, fix));
+  else if (options.keep_schedule && size.tasks > options.max_trace_tasks)
+    diag.add(size.driver, fmt::format("the trace would hold about {:.2g} tasks ({}, about {:.0f} MB), above the limit "
+                                      "of {:.2g} ({}, or raise --max-trace-tasks)", size.tasks, size.factors,
+                                      size.tasks * 700.0 / 1e6, options.max_trace_tasks, fix));
+}
+
 std::vector<RunResult> run_scenarios(const std::vector<Scenario>& family, const SimulationOptions& options) {
   if (family.empty()) return {};
   const Scenario& sc = family.front();
+  {
+    Diagnostics guard;
+    check_simulation_size(sc, options, guard);
+    guard.throw_if_any();
+  }
   const ComputeGraph graph = scenario_graph(sc);
   RunResult r = static_result(sc, graph);
 

@@ -17,7 +17,18 @@ struct SimulationOptions {
   /// Iterations simulated after a checkpoint at most; the background hops' steady pace is
   /// extrapolated beyond them (up to 64 iterations, the next checkpoint, are covered either way).
   int checkpoint_window = 4;
+  /// Guard: refuse a DAG estimated above this many tasks (about 550 bytes each while simulated).
+  double max_tasks = kDefaultMaxTasks;
+  /// Guard: refuse a trace (keep_schedule) of more tasks than this (about 700 bytes each in the file).
+  double max_trace_tasks = kDefaultMaxTraceTasks;
+
+  static constexpr double kDefaultMaxTasks = 1e7;
+  static constexpr double kDefaultMaxTraceTasks = 5e5;
 };
+
+/// Adds an error to `diag` when the scenario's DAG (or its trace) would exceed the limits of
+/// `options`, naming the input that drives its size and the option that raises the limit.
+void check_simulation_size(const Scenario& scenario, const SimulationOptions& options, Diagnostics& diag);
 
 /// The static phases only (graph, partition, memory estimate): no simulation. For screening.
 RunResult estimate_scenario(const Scenario& scenario);

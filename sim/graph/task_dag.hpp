@@ -34,6 +34,7 @@ enum class TaskKind : std::uint8_t {
   redundant,       ///< redundant computation of the next stage's work (Bamboo)
 };
 inline constexpr int kNumTaskKinds = 13;
+static_assert(kNumTaskKinds == static_cast<int>(TaskKind::redundant) + 1, "kNumTaskKinds counts every TaskKind");
 std::string to_string(TaskKind k);
 bool is_compute(TaskKind k);
 

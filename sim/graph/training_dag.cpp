@@ -7,6 +7,8 @@
 #include <stdexcept>
 #include <tuple>
 
+#include <fmt/format.h>
+
 #include "sim/graph/collectives.hpp"
 #include "sim/graph/pipeline_schedule.hpp"
 
@@ -823,6 +825,26 @@ class DagBuilder {
 };
 
 }  // namespace
+
+DagSizeEstimate estimate_dag_size(const Scenario& sc, bool fold) {
+  // Measured on the shipped scenarios: 4 to 6 tasks per layer, micro-batch and simulated GPU
+  // (forward, backward, recompute and their collectives); 8 bounds it from above, offload adds copies.
+  constexpr double kTasksPerLayerAndMicrobatch = 8.0;
+  const auto& p = sc.parallelism;
+  const double iterations = static_cast<double>(std::max<std::int64_t>(sc.training.iterations, 3));
+  const double microbatches = static_cast<double>(std::max<std::int64_t>(sc.num_microbatches(), 1));
+  const double layers = std::ceil(static_cast<double>(sc.model.num_layers) / static_cast<double>(std::max<std::int64_t>(p.pp, 1)));
+  const double ranks = static_cast<double>(fold ? p.pp : sc.gpus);
+  DagSizeEstimate e;
+  e.tasks = iterations * ranks * (microbatches + 1.0) * layers * kTasksPerLayerAndMicrobatch;
+  e.factors = fmt::format("{} iterations x {} micro-batches x {} layers per GPU x {} simulated GPUs", iterations,
+                          microbatches, layers, ranks);
+  // The factor most out of the ordinary is named: a long run, an unfolded cluster, or a big batch.
+  if (sc.training.iterations > 16) e.driver = "/training/iterations";
+  else if (!fold && sc.gpus > p.pp) e.driver = "";
+  else e.driver = "/training/global_batch_size";
+  return e;
+}
 
 int dag_iterations(const Scenario& sc, const DagOptions& options) {
   // A delayed update first holds an iteration back two steps later: three iterations reach its

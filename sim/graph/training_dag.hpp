@@ -7,6 +7,8 @@
 /// gathers, the optimizer step (on the GPU or, offloaded, on the host), the copies of offloaded
 /// activations, parameters and gradients, and optionally one checkpoint.
 
+#include <string>
+
 #include "sim/config/scenario_spec.hpp"
 #include "sim/graph/compute_graph.hpp"
 #include "sim/graph/memory_model.hpp"
@@ -38,6 +40,16 @@ int dag_iterations(const Scenario& sc, const DagOptions& options);
 std::vector<double> checkpoint_bytes_per_rank(const Scenario& sc, const MemoryEstimate& memory);
 
 RankLayout rank_layout(const Scenario& sc);
+
+/// The size of a scenario's training DAG, estimated from its shape before it is built, and the
+/// input that drives it (a JSON pointer into the scenario), for guards against runs that would
+/// exhaust memory.
+struct DagSizeEstimate {
+  double tasks = 0.0;
+  std::string driver;  ///< "/training/iterations", "/training/global_batch_size" or "" (--no-fold)
+  std::string factors;  ///< "2 iterations x 64 micro-batches x 12 layers per GPU x 8 simulated GPUs"
+};
+DagSizeEstimate estimate_dag_size(const Scenario& sc, bool fold);
 
 TaskDag build_training_dag(const Scenario& sc, const ComputeGraph& graph, const PipelinePartition& partition,
                            const MemoryEstimate& memory, const DagOptions& options);

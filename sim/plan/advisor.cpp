@@ -7,6 +7,7 @@
 
 #include "sim/core/diagnostics.hpp"
 #include "sim/exec/run.hpp"
+#include "sim/graph/training_dag.hpp"
 #include "sim/plan/sweep_results.hpp"
 #include "sim/report/report.hpp"
 
@@ -142,7 +143,17 @@ AdviseResult advise(const AdviseRequest& request, const DocumentResolver& resolv
     return result;
   }
 
-  // 2. Screen: training alone, contention-free.
+  // 2. Screen: training alone, contention-free. Refused up front when the screens together would take
+  // longer than a user waits for an answer (the list executor runs about 5 million tasks a second).
+  constexpr double kMaxScreenedTasks = 3e8;
+  double screened_tasks = 0.0;
+  for (const Candidate& c : fitting) screened_tasks += estimate_dag_size(c.scenario, true).tasks;
+  if (screened_tasks > kMaxScreenedTasks)
+    throw InputError({Diagnostic{"advise", "/training/global_batch_size",
+                                 fmt::format("the search would screen {} configurations of about {:.2g} tasks in all, "
+                                             "above the limit of {:.2g} (lower training.global_batch_size or "
+                                             "training.iterations, or fix part of the layout with --set)",
+                                             fitting.size(), screened_tasks, kMaxScreenedTasks)}});
   SimulationOptions list;
   list.executor = ExecutorKind::list;
   for (std::size_t i = 0; i < fitting.size(); ++i) {

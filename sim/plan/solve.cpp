@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "sim/core/diagnostics.hpp"
+#include "sim/core/units.hpp"
 #include "sim/plan/sweep_results.hpp"
 #include "sim/plan/sweep_spec.hpp"
 #include "sim/report/report.hpp"
@@ -57,14 +58,20 @@ SolveResult solve(const SolveRequest& r, const DocumentResolver& resolver) {
     SolveEvaluation e;
     e.value = integer ? std::round(v) : v;
     std::vector<Override> overrides = r.overrides;
-    overrides.push_back({r.vary, integer ? fmt::format("{}", static_cast<long long>(e.value)) : fmt::format("{:.17g}", e.value)});
+    // A quantity is written with its SI unit: a bare number is refused as ambiguous.
+    const std::string unit = p->kind == ParamKind::quantity ? std::string(" ") + si_unit(p->dim) : "";
+    overrides.push_back({r.vary, integer ? fmt::format("{}", static_cast<long long>(e.value))
+                                         : fmt::format("{:.17g}{}", e.value, unit)});
     try {
       const Scenario sc = load_scenario(r.scenario, overrides, resolver);
       const nlohmann::json flat = flatten_report(make_report(sc, run_scenario(sc, r.simulation)));
       if (!flat.contains(r.metric) || !flat.at(r.metric).is_number())
         throw request_error("--target", fmt::format("'{}' is not a numeric report metric of this scenario", r.metric));
       e.metric = flat.at(r.metric).get<double>();
-      e.meets = meets(*e.metric, r.op, r.target);
+      // A configuration that does not fit in memory meets no target, whatever its metric says.
+      const bool fits = !flat.contains("fits") || flat.at("fits") == true;
+      e.meets = fits && meets(*e.metric, r.op, r.target);
+      if (!fits) e.error = "does not fit in memory";
     } catch (const InputError& err) {
       if (err.diagnostics().front().file == "--target") throw;
       e.error = err.diagnostics().front().to_string();
@@ -75,8 +82,12 @@ SolveResult solve(const SolveRequest& r, const DocumentResolver& resolver) {
   // The end that should meet the target, then the other.
   double good = r.find_min ? r.hi : r.lo, bad = r.find_min ? r.lo : r.hi;
   if (!evaluate(good)) {
-    result.reason = fmt::format("{} does not meet {} {} {} at {} = {:.6g} either (widen --range)", r.metric, r.metric,
-                                r.op, r.target, r.vary, good);
+    const SolveEvaluation& e = result.evaluations.back();
+    result.reason = e.error.empty()
+        ? fmt::format("{} does not meet {} {} {} at {} = {:.6g} either (widen --range)", r.metric, r.metric, r.op,
+                      r.target, r.vary, good)
+        : fmt::format("at {} = {:.6g}, the end of the range that should meet the target, the scenario {}", r.vary, good,
+                      e.error.starts_with("does not fit") ? e.error : "is invalid: " + e.error);
     return result;
   }
   if (evaluate(bad)) {

@@ -1,6 +1,7 @@
 #include "sim/plan/sweep_results.hpp"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -12,9 +13,12 @@
 #include <set>
 #include <sstream>
 #include <stdexcept>
+#include <variant>
 
 #include "sim/core/diagnostics.hpp"
 #include "sim/core/json_file.hpp"
+#include "sim/core/output_file.hpp"
+#include "sim/plan/sweep_spec.hpp"
 #include "sim/report/report.hpp"
 
 namespace strata {
@@ -40,32 +44,58 @@ std::string csv_cell(const json& v) {
   return quoted + "\"";
 }
 
+struct NumberedLine {
+  std::size_t number;  ///< 1-based, as editors show it
+  std::string text;
+};
+
 /// Lines of a results file; a last line without its newline (a kill mid-write) is dropped and, if
 /// `trim`, cut from the file.
-std::vector<std::string> read_lines(const std::filesystem::path& file, bool trim) {
-  std::vector<std::string> lines;
+std::vector<NumberedLine> read_lines(const std::filesystem::path& file, bool trim) {
+  std::vector<NumberedLine> lines;
   std::ifstream in(file, std::ios::binary);
   if (!in) return lines;
   std::stringstream buffer;
   buffer << in.rdbuf();
   const std::string text = buffer.str();
-  std::size_t start = 0;
+  std::size_t start = 0, number = 0;
   while (true) {
     const auto end = text.find('\n', start);
     if (end == std::string::npos) break;
-    if (end > start) lines.push_back(text.substr(start, end - start));
+    ++number;
+    if (end > start) lines.push_back({number, text.substr(start, end - start)});
     start = end + 1;
   }
   if (trim && start < text.size()) std::filesystem::resize_file(file, start);
   return lines;
 }
 
-std::int64_t point_of(const std::string& line, const std::filesystem::path& file) {
+/// The point of a result line, or what is wrong with it: a row is an object with a point of the
+/// sweep, a status, its params and, when ok, its report.
+std::variant<std::int64_t, std::string> row_point(const std::string& line, std::int64_t point_count) {
+  json row;
   try {
-    return json::parse(line).at("point").get<std::int64_t>();
-  } catch (const std::exception&) {
-    throw InputError({Diagnostic{file.string(), "", "a line is not a result row (expected {\"point\": ...})"}});
+    row = json::parse(line);
+  } catch (const json::exception&) {
+    return std::string("damaged line (not JSON)");
   }
+  if (!row.is_object() || !row.contains("point") || !row.at("point").is_number_integer() ||
+      !row.contains("status") || !row.at("status").is_string() || !row.contains("params") ||
+      !row.at("params").is_object())
+    return std::string("damaged line (expected a result row: point, status, params)");
+  const std::string status = row.at("status").get<std::string>();
+  if (status != "ok" && status != "invalid" && status != "failed")
+    return std::string("damaged line (expected status ok, invalid or failed)");
+  if (status == "ok" && (!row.contains("report") || !row.at("report").is_object()))
+    return std::string("damaged line (an ok row without its report)");
+  const auto point = row.at("point").get<std::int64_t>();
+  if (point < 0 || point >= point_count)
+    return fmt::format("a row for point {}, which the sweep does not have (expected 0 to {})", point, point_count - 1);
+  return point;
+}
+
+std::string location(const std::filesystem::path& file, std::size_t line) {
+  return fmt::format("{}:{}", file.string(), line);
 }
 
 }  // namespace
@@ -80,17 +110,6 @@ std::string row_line(const json& row) {
   json copy = row;
   round_doubles(copy);
   return copy.dump();
-}
-
-void append_line(const std::filesystem::path& file, const std::string& line) {
-  const int fd = ::open(file.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0) throw std::runtime_error(fmt::format("{}: {}", file.string(), std::strerror(errno)));
-  const std::string data = line + "\n";
-  const ssize_t n = ::write(fd, data.data(), data.size());
-  const int err = errno;
-  ::close(fd);
-  if (n != static_cast<ssize_t>(data.size()))
-    throw std::runtime_error(fmt::format("{}: short write: {}", file.string(), std::strerror(err)));
 }
 
 std::string rows_to_csv(const std::vector<json>& rows) {
@@ -128,11 +147,25 @@ std::string rows_to_csv(const std::vector<json>& rows) {
   return out;
 }
 
-SweepResults::SweepResults(std::filesystem::path dir, const json& sweep, const json& settings)
-    : dir_(std::move(dir)) {
+SweepResults::SweepResults(std::filesystem::path dir, const json& sweep, const json& settings,
+                           std::int64_t point_count)
+    : dir_(std::move(dir)), point_count_(point_count) {
   std::error_code ec;
+  if (std::filesystem::exists(dir_, ec) && !std::filesystem::is_directory(dir_, ec))
+    throw InputError({Diagnostic{dir_.string(), "", "is not a folder (expected a sweep output folder or a new path)"}});
   std::filesystem::create_directories(dir_, ec);
   if (ec) throw InputError({Diagnostic{dir_.string(), "", "cannot create the output folder: " + ec.message()}});
+  // Held until this object goes; the kernel drops it when the process dies, so no stale lock remains.
+  const auto lock = dir_ / ".lock";
+  lock_fd_ = ::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (lock_fd_ < 0)
+    throw InputError({Diagnostic{dir_.string(), "", fmt::format("cannot use the output folder: {}", std::strerror(errno))}});
+  if (::flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {
+    ::close(lock_fd_);
+    lock_fd_ = -1;
+    throw InputError({Diagnostic{dir_.string(), "", "another strata sweep is writing into this folder (expected one "
+                                                    "sweep per folder at a time; wait for it or choose another --out)"}});
+  }
   const auto identity = dir_ / "sweep.json";
   if (std::filesystem::exists(identity)) {
     const json held = read_json_file(identity, identity.string());
@@ -152,19 +185,29 @@ SweepResults::SweepResults(std::filesystem::path dir, const json& sweep, const j
   } else {
     write_file_atomically(run_with, settings.dump(2) + "\n");
   }
-  load();
+  load(true);
 }
 
-void SweepResults::load() {
+SweepResults::~SweepResults() {
+  if (lock_fd_ >= 0) ::close(lock_fd_);
+}
+
+void SweepResults::load(bool warn) {
   done_.clear();
-  for (std::string& line : read_lines(jsonl(), true)) {
-    const std::int64_t p = point_of(line, jsonl());
-    done_.emplace(p, std::move(line));
+  for (NumberedLine& line : read_lines(jsonl(), true)) {
+    const auto point = row_point(line.text, point_count_);
+    if (const auto* why = std::get_if<std::string>(&point)) {
+      if (warn)
+        std::fprintf(stderr, "warning: %s: %s; left out, so that point runs again\n",
+                   location(jsonl(), line.number).c_str(), why->c_str());
+      continue;
+    }
+    done_.emplace(std::get<std::int64_t>(point), std::move(line.text));
   }
 }
 
 void SweepResults::finish() {
-  load();
+  load(false);
   std::string all;
   std::vector<json> rows;
   for (const auto& [p, line] : done_) {
@@ -178,6 +221,7 @@ void SweepResults::finish() {
 void SweepResults::merge(const std::vector<std::filesystem::path>& dirs, const std::filesystem::path& out) {
   if (dirs.empty()) throw InputError({Diagnostic{"--merge", "", "no folders (expected the shard folders to merge)"}});
   json sweep, settings;
+  std::int64_t point_count = -1;
   std::map<std::int64_t, std::string> rows;
   for (const auto& d : dirs) {
     const auto identity = d / "sweep.json", run_with = d / "settings.json";
@@ -196,15 +240,19 @@ void SweepResults::merge(const std::vector<std::filesystem::path>& dirs, const s
                                                                "with the same options)", held_settings.dump(),
                                                                dirs.front().string(), settings.dump())}});
     }
-    for (std::string& line : read_lines(d / "results.jsonl", false)) {
-      const std::int64_t p = point_of(line, d / "results.jsonl");
-      auto [it, fresh] = rows.emplace(p, line);
-      if (!fresh && it->second != line)
+    if (point_count < 0) point_count = static_cast<std::int64_t>(parse_sweep(held, identity.string()).points.size());
+    for (NumberedLine& line : read_lines(d / "results.jsonl", false)) {
+      const auto point = row_point(line.text, point_count);
+      if (const auto* why = std::get_if<std::string>(&point))
+        throw InputError({Diagnostic{location(d / "results.jsonl", line.number), "", *why}});
+      const std::int64_t p = std::get<std::int64_t>(point);
+      auto [it, fresh] = rows.emplace(p, line.text);
+      if (!fresh && it->second != line.text)
         throw InputError({Diagnostic{d.string(), "", fmt::format("point {} differs from the same point in another "
                                                                  "folder (expected identical rows)", p)}});
     }
   }
-  SweepResults merged(out, sweep, settings);
+  SweepResults merged(out, sweep, settings, point_count);
   std::string all;
   for (const auto& [p, line] : rows) all += line + "\n";
   write_file_atomically(merged.jsonl(), all);

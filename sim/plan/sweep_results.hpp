@@ -27,11 +27,18 @@ std::string row_line(const nlohmann::json& row);
 
 class SweepResults {
  public:
-  /// Opens (creating) DIR for the sweep document `sweep`, run with `settings` (the simulation
-  /// options that change results: executor, checkpoint window), kept in DIR/settings.json. If DIR
-  /// already holds a different sweep or was run with other settings, throws InputError; a partial
-  /// last line (a kill during a write) is cut off.
-  SweepResults(std::filesystem::path dir, const nlohmann::json& sweep, const nlohmann::json& settings);
+  /// Opens (creating) DIR for the sweep document `sweep` of `point_count` points, run with `settings`
+  /// (the simulation options that change results: executor, checkpoint window), kept in
+  /// DIR/settings.json, and locks it (DIR/.lock) while this object lives, so a second sweep into DIR
+  /// is refused instead of running the same points. If DIR already holds a different sweep or was run
+  /// with other settings, throws InputError; a partial last line (a kill during a write) is cut off;
+  /// a damaged line or a row for a point the sweep does not have is reported with its line number
+  /// and left out, so that point runs again.
+  SweepResults(std::filesystem::path dir, const nlohmann::json& sweep, const nlohmann::json& settings,
+               std::int64_t point_count);
+  ~SweepResults();
+  SweepResults(const SweepResults&) = delete;
+  SweepResults& operator=(const SweepResults&) = delete;
 
   /// Points already finished, from the JSONL.
   const std::map<std::int64_t, std::string>& done() const { return done_; }
@@ -42,12 +49,15 @@ class SweepResults {
   void finish();
 
   /// Rows of every DIR (each holding the same sweep, run with the same settings) into `out`: each
-  /// point once; a point two shards both ran must agree. Throws InputError on a mismatch.
+  /// point once; a point two shards both ran must agree. Throws InputError on a mismatch, a damaged
+  /// line or a row for a point the sweep does not have (with the file and line number).
   static void merge(const std::vector<std::filesystem::path>& dirs, const std::filesystem::path& out);
 
  private:
-  void load();
+  void load(bool warn);
   std::filesystem::path dir_;
+  std::int64_t point_count_ = 0;
+  int lock_fd_ = -1;
   std::map<std::int64_t, std::string> done_;  ///< point -> its line
 };
 
@@ -56,10 +66,6 @@ class SweepResults {
 /// metric are skipped.
 std::vector<std::int64_t> best_points(const std::map<std::int64_t, std::string>& rows, const std::string& metric,
                                       std::int64_t count, bool lowest);
-
-/// Appends one line with a single write to an O_APPEND descriptor, so concurrent writers never
-/// interleave and a line is whole or (after a kill mid-write) cut off at the end of the file.
-void append_line(const std::filesystem::path& file, const std::string& line);
 
 /// CSV of rows (JSON objects as produced above): point, status, error, then params.*, then the
 /// report's keys, the union over rows in sorted order.

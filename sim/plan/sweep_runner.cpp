@@ -17,6 +17,7 @@
 #include <stdexcept>
 
 #include "sim/core/diagnostics.hpp"
+#include "sim/core/output_file.hpp"
 #include "sim/report/report.hpp"
 
 namespace strata {

@@ -29,7 +29,7 @@ const ParamTable kSweep = {
 const ParamTable kSample = {
     {.key = "count", .kind = ParamKind::integer, .doc = "points drawn (without repeats)", .min = 1,
      .max = static_cast<double>(kMaxSweepPoints)},
-    {.key = "seed", .kind = ParamKind::integer, .default_value = 0, .doc = "draw seed", .min = 0},
+    {.key = "seed", .kind = ParamKind::integer, .default_value = 0, .doc = "draw seed", .min = 0, .max = 9007199254740991.0},
     {.key = "axes", .kind = ParamKind::object, .doc = "PATH: [values] drawn from"},
 };
 
@@ -122,12 +122,16 @@ std::vector<Axis> read_axes(const json& object, const std::string& pointer, std:
   return axes;
 }
 
+/// a·b, saturated just above the point limit so that no product of sizes can wrap around.
+std::int64_t capped_product(std::int64_t a, std::int64_t b) {
+  if (a == 0 || b == 0) return 0;
+  if (a > kMaxSweepPoints || b > kMaxSweepPoints || a > (kMaxSweepPoints + 1) / b) return kMaxSweepPoints + 1;
+  return a * b;
+}
+
 std::int64_t product_size(const std::vector<Axis>& axes) {
   std::int64_t n = 1;
-  for (const Axis& a : axes) {
-    n *= static_cast<std::int64_t>(a.values.size());
-    if (n > kMaxSweepPoints) return kMaxSweepPoints + 1;
-  }
+  for (const Axis& a : axes) n = capped_product(n, static_cast<std::int64_t>(a.values.size()));
   return n;
 }
 
@@ -203,11 +207,10 @@ SweepSpec parse_sweep(const json& doc, const std::string& file) {
   }
   const std::int64_t grid_n = product_size(grid);
   const std::int64_t zip_n = zip.empty() ? 1 : static_cast<std::int64_t>(zip.front().values.size());
-  const std::int64_t total = grid_n * zip_n * static_cast<std::int64_t>(draws.size());
-  if (grid_n > kMaxSweepPoints || total > kMaxSweepPoints)
-    diag.add("", fmt::format("{} points (expected at most {}: use sample to draw from a large space)",
-                             grid_n > kMaxSweepPoints ? std::string("over 10 million") : std::to_string(total),
-                             kMaxSweepPoints));
+  const std::int64_t total = capped_product(capped_product(grid_n, zip_n), static_cast<std::int64_t>(draws.size()));
+  if (total > kMaxSweepPoints)
+    diag.add("", fmt::format("over {} points (expected at most {}: use sample to draw from a large space)",
+                             kMaxSweepPoints, kMaxSweepPoints));
   diag.throw_if_any();
 
   for (std::int64_t g = 0; g < grid_n; ++g)

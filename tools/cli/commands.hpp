@@ -19,6 +19,8 @@ struct RunOptions {
   bool no_fold = false;
   std::string trace_out;  ///< "" none
   int checkpoint_window = SimulationOptions{}.checkpoint_window;
+  double max_tasks = SimulationOptions::kDefaultMaxTasks;
+  double max_trace_tasks = SimulationOptions::kDefaultMaxTraceTasks;
 };
 
 struct SweepCommandOptions {
@@ -28,6 +30,7 @@ struct SweepCommandOptions {
   std::string shard = "1/1";
   std::string executor = "des";
   int checkpoint_window = SimulationOptions{}.checkpoint_window;
+  double max_tasks = SimulationOptions::kDefaultMaxTasks;
   std::int64_t confirm = 0;        ///< after screening, run the best N again with the DES
   std::string by;                  ///< the metric ranking them ("" : goodput-weighted tokens/s, else tokens/s)
   bool lowest = false;             ///< the best have the lowest value of `by`

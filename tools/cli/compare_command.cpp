@@ -16,10 +16,20 @@ std::string cell(const nlohmann::json& v) {
   return v.is_string() ? v.get<std::string>() : v.dump();
 }
 
+/// A report written by `strata run --json`, or an input error naming the file.
+nlohmann::json read_report(const std::string& file) {
+  nlohmann::json report = read_json_file(file, file);
+  if (!report.is_object() || !report.contains("schema") || !report.at("schema").is_string() ||
+      !report.at("schema").get<std::string>().starts_with("strata.report/"))
+    throw InputError({Diagnostic{file, "/schema", "not a Strata report (expected a JSON object with \"schema\": "
+                                                  "\"strata.report/v1\", as strata run --json writes)"}});
+  return report;
+}
+
 }  // namespace
 
 int compare_command(const CompareOptions& o) {
-  const nlohmann::json a = read_json_file(o.a, o.a), b = read_json_file(o.b, o.b);
+  const nlohmann::json a = read_report(o.a), b = read_report(o.b);
   std::vector<OrderingRule> rules;
   if (!o.rules.empty()) rules = parse_rules(read_json_file(o.rules, o.rules), o.rules);
 

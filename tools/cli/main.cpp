@@ -10,6 +10,7 @@
 #include <cstdlib>
 
 #include "sim/core/diagnostics.hpp"
+#include "sim/core/output_file.hpp"
 #include "tools/cli/commands.hpp"
 
 namespace {
@@ -17,6 +18,9 @@ namespace {
 constexpr const char* kCheckpointWindowHelp =
     "iterations simulated after a checkpoint before the background hops' steady pace is extrapolated "
     "(64: simulate every iteration up to the next checkpoint)";
+
+constexpr const char* kMaxTasksHelp =
+    "refuse a simulation whose task DAG is estimated above this many tasks (about 550 bytes each; default 1e7)";
 
 /// --data-dir if given, else $STRATA_DATA_DIR, else the source tree the binary was built from.
 strata::FolderCatalog locate_data(const std::string& option) {
@@ -54,6 +58,10 @@ int main(int argc, char** argv) {
   run_cmd->add_flag("--no-fold", run.no_fold, "simulate every rank instead of one per group of identical ranks");
   run_cmd->add_option("--trace", run.trace_out, "write a Chrome/Perfetto trace-event JSON of the schedule to FILE");
   run_cmd->add_option("--checkpoint-window", run.checkpoint_window, kCheckpointWindowHelp)->check(CLI::Range(1, 64));
+  run_cmd->add_option("--max-tasks", run.max_tasks, kMaxTasksHelp)->check(CLI::Range(1.0, 1e10));
+  run_cmd->add_option("--max-trace-tasks", run.max_trace_tasks,
+                      "refuse a --trace of more tasks than this (about 700 bytes each; default 5e5)")
+      ->check(CLI::Range(1.0, 1e9));
 
   SweepCommandOptions sweep;
   auto* sweep_cmd = app.add_subcommand("sweep", "run a parameter sweep (grid, zip, sample) in parallel workers; "
@@ -67,6 +75,7 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"des", "list"}));
   sweep_cmd->add_option("--checkpoint-window", sweep.checkpoint_window, kCheckpointWindowHelp)
       ->check(CLI::Range(1, 64));
+  sweep_cmd->add_option("--max-tasks", sweep.max_tasks, kMaxTasksHelp)->check(CLI::Range(1.0, 1e10));
   auto* confirm = sweep_cmd->add_option("--confirm", sweep.confirm,
                          "with --executor list: run the best N points again with the DES, into OUT/confirm")
       ->check(CLI::Range(1, 1000000));
@@ -134,18 +143,24 @@ int main(int argc, char** argv) {
 
   try {
     strata::FolderCatalog catalog = locate_data(data_dir);
-    if (run_cmd->parsed()) return run_command(catalog, run);
-    if (describe_cmd->parsed()) return describe_command(catalog, what);
-    if (sweep_cmd->parsed()) return sweep_command(catalog, sweep);
-    if (compare_cmd->parsed()) return compare_command(compare);
-    if (solve_cmd->parsed()) return solve_command(catalog, solve);
-    if (advise_cmd->parsed()) return advise_command(catalog, advise);
+    int code = 0;
+    if (run_cmd->parsed()) code = run_command(catalog, run);
+    else if (describe_cmd->parsed()) code = describe_command(catalog, what);
+    else if (sweep_cmd->parsed()) code = sweep_command(catalog, sweep);
+    else if (compare_cmd->parsed()) code = compare_command(compare);
+    else if (solve_cmd->parsed()) code = solve_command(catalog, solve);
+    else if (advise_cmd->parsed()) code = advise_command(catalog, advise);
+    // What went to standard output must have arrived (a full device or a closed pipe is a failure).
+    strata::flush_standard_output();
+    return code;
   } catch (const strata::InputError& e) {
     print_input_error(e);
     return 2;
+  } catch (const strata::OutputError& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+    return 1;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "internal error: %s\n", e.what());
     return 1;
   }
-  return 0;
 }

@@ -3,10 +3,11 @@
 
 #include <chrono>
 #include <cstdio>
+#include <optional>
 
 #include "sim/config/scenario_loader.hpp"
 #include "sim/core/diagnostics.hpp"
-#include "sim/core/json_file.hpp"
+#include "sim/core/output_file.hpp"
 #include "sim/exec/run.hpp"
 #include "sim/report/report.hpp"
 #include "tools/cli/commands.hpp"
@@ -40,34 +41,42 @@ std::filesystem::path find_scenario(const FolderCatalog& catalog, const std::str
 int run_command(const FolderCatalog& catalog, const RunOptions& options) {
   std::vector<Override> overrides;
   for (const auto& text : options.overrides) overrides.push_back(parse_override(text));
+  // Output paths are checked before anything runs: a bad one costs no simulation.
+  std::optional<OutputPath> json_out, trace_out;
+  if (!options.json_out.empty()) json_out.emplace(options.json_out, "--json");
+  if (!options.trace_out.empty()) trace_out.emplace(options.trace_out, "--trace");
 
   const std::filesystem::path scenario_path = find_scenario(catalog, options.scenario);
 
   auto started = std::chrono::steady_clock::now();
-  Scenario sc = load_scenario(scenario_path, overrides, catalog);
+  const ComposedScenario composed = compose_scenario(scenario_path, overrides, catalog);
+  Scenario sc = parse_scenario(composed.doc, composed.sources);
   spdlog::debug("validated {} ({} GPUs, TP {} PP {} DP {})", scenario_path.string(), sc.gpus, sc.parallelism.tp,
                 sc.parallelism.pp, sc.parallelism.dp);
   SimulationOptions sim;
   sim.executor = options.executor == "list" ? ExecutorKind::list : ExecutorKind::des;
   sim.fold = !options.no_fold;
-  sim.keep_schedule = !options.trace_out.empty();
+  sim.keep_schedule = trace_out.has_value();
   sim.checkpoint_window = options.checkpoint_window;
+  sim.max_tasks = options.max_tasks;
+  sim.max_trace_tasks = options.max_trace_tasks;
+  {
+    // Checked here too so that a size driven by a --set names it.
+    Diagnostics guard(&composed.sources);
+    check_simulation_size(sc, sim, guard);
+    guard.throw_if_any();
+  }
   RunResult result = run_scenario(sc, sim);
   spdlog::debug("ran in {:.3f} s", std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
 
-  const std::string report = canonical_dump(make_report(sc, result));
-  const bool json_to_stdout = options.json_out == "-";
-  if (json_to_stdout) {
-    std::fwrite(report.data(), 1, report.size(), stdout);
-  } else if (!options.json_out.empty()) {
-    write_file_atomically(options.json_out, report);
-    spdlog::info("report written to {}", options.json_out);
-  }
-  if (!options.trace_out.empty()) {
+  OutputBatch outputs;
+  if (json_out) outputs.add(*json_out, canonical_dump(make_report(sc, result)));
+  if (trace_out) {
     const SimulationResult& s = *result.simulation;
-    write_file_atomically(options.trace_out, trace_json(*s.dag, *s.times, s.link_names));
-    spdlog::info("trace written to {}", options.trace_out);
+    outputs.add(*trace_out, trace_json(*s.dag, *s.times, s.link_names));
   }
+  outputs.commit();
+  const bool json_to_stdout = json_out && json_out->mode() == OutputPath::Mode::standard_output;
   if (!options.quiet) {
     std::string table = summary_table(sc, result);
     std::fputs(table.c_str(), json_to_stdout ? stderr : stdout);

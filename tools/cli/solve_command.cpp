@@ -1,5 +1,6 @@
 #include <fmt/format.h>
 
+#include <cmath>
 #include <cstdio>
 
 #include "sim/core/diagnostics.hpp"
@@ -16,11 +17,13 @@ namespace {
 double range_end(const std::string& text, const Param* p) {
   std::string why = "not a number";
   if (p && p->kind == ParamKind::quantity) {
+    // Each end carries its unit: '10:1000 GB/s' would otherwise read its low end as 10 B/s.
     if (auto v = parse_quantity(text, p->dim, &why)) return *v;
+  } else {
+    char* end = nullptr;
+    const double v = std::strtod(text.c_str(), &end);
+    if (!text.empty() && end != text.c_str() && *end == '\0' && std::isfinite(v)) return v;
   }
-  char* end = nullptr;
-  const double v = std::strtod(text.c_str(), &end);
-  if (!text.empty() && end != text.c_str() && *end == '\0') return v;
   throw InputError({Diagnostic{"--range", "", fmt::format("'{}': {} (expected LO:HI, e.g. '10 GB/s:1 TB/s')", text,
                                                           why)}});
 }

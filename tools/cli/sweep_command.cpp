@@ -2,8 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <charconv>
 #include <chrono>
 #include <cstdio>
+#include <optional>
+#include <string_view>
 #include <map>
 #include <thread>
 
@@ -58,17 +61,21 @@ class ProgressBar {
   std::int64_t first_ = 0, last_tenth_ = -1;
 };
 
+/// "i/N": two whole numbers and nothing else (no spaces, signs or trailing text).
 std::pair<std::int64_t, std::int64_t> parse_shard(const std::string& text) {
+  auto whole = [](std::string_view s) -> std::optional<std::int64_t> {
+    std::int64_t v = 0;
+    const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (ec != std::errc() || end != s.data() + s.size() || s.empty() || s.front() == '-') return std::nullopt;
+    return v;
+  };
   const auto slash = text.find('/');
-  try {
-    if (slash != std::string::npos) {
-      const std::int64_t i = std::stoll(text.substr(0, slash)), n = std::stoll(text.substr(slash + 1));
-      if (n >= 1 && i >= 1 && i <= n) return {i, n};
-    }
-  } catch (const std::exception&) {
+  if (slash != std::string::npos) {
+    const auto i = whole(std::string_view(text).substr(0, slash)), n = whole(std::string_view(text).substr(slash + 1));
+    if (i && n && *n >= 1 && *n <= 1000000 && *i >= 1 && *i <= *n) return {*i, *n};
   }
   throw InputError({Diagnostic{"--shard", "", fmt::format("'{}' is not a shard (expected i/N with 1 <= i <= N, "
-                                                          "e.g. 3/8)", text)}});
+                                                          "N <= 1000000, e.g. 3/8)", text)}});
 }
 
 /// Runs the best screened points again with the DES into OUT/confirm (resumable like any sweep) and
@@ -91,7 +98,8 @@ void confirm_best(const SweepSpec& spec, const SweepResults& screened, const Fol
   for (std::int64_t p : best) chosen.points.push_back(spec.points[static_cast<std::size_t>(p)]);
   options.simulation.executor = ExecutorKind::des;
   options.shard = options.shards = 1;
-  SweepResults confirmed(std::filesystem::path(o.out) / "confirm", spec.document, sweep_settings(options.simulation));
+  SweepResults confirmed(std::filesystem::path(o.out) / "confirm", spec.document, sweep_settings(options.simulation),
+                         static_cast<std::int64_t>(spec.points.size()));
   ProgressBar bar(o.quiet);
   run_sweep(chosen, confirmed, catalog, file.parent_path(), options,
             [&](std::int64_t done, std::int64_t total) { bar(done, total); });
@@ -135,9 +143,10 @@ int sweep_command(const FolderCatalog& catalog, const SweepCommandOptions& o) {
   std::tie(options.shard, options.shards) = parse_shard(o.shard);
   options.simulation.executor = o.executor == "list" ? ExecutorKind::list : ExecutorKind::des;
   options.simulation.checkpoint_window = o.checkpoint_window;
+  options.simulation.max_tasks = o.max_tasks;
   if (o.confirm > 0 && options.simulation.executor != ExecutorKind::list)
     throw InputError({Diagnostic{"--confirm", "", "confirms a screening run (expected --executor list with it)"}});
-  SweepResults results(o.out, doc, sweep_settings(options.simulation));
+  SweepResults results(o.out, doc, sweep_settings(options.simulation), static_cast<std::int64_t>(spec.points.size()));
   ProgressBar bar(o.quiet);
   const std::int64_t ran = run_sweep(spec, results, catalog, file.parent_path(), options,
                                      [&](std::int64_t done, std::int64_t total) { bar(done, total); });
