@@ -119,6 +119,8 @@ int main(int argc, char** argv) {
   auto* describe_cmd = app.add_subcommand("describe", "list models, hardware profiles, policies, scenarios");
   describe_cmd->add_option("what", what, "models | hardware | policies | scenarios")
       ->check(CLI::IsMember({"models", "hardware", "policies", "scenarios"}));
+  std::string describe_name;
+  describe_cmd->add_option("name", describe_name, "with models: one model name or config.json path, in detail");
 
   try {
     app.parse(argc, argv);
@@ -135,7 +137,7 @@ int main(int argc, char** argv) {
   try {
     strata::FolderCatalog catalog = locate_data(data_dir);
     if (run_cmd->parsed()) return run_command(catalog, run);
-    if (describe_cmd->parsed()) return describe_command(catalog, what);
+    if (describe_cmd->parsed()) return describe_command(catalog, what, describe_name);
     if (sweep_cmd->parsed()) return sweep_command(catalog, sweep);
     if (compare_cmd->parsed()) return compare_command(compare);
     if (solve_cmd->parsed()) return solve_command(catalog, solve);
