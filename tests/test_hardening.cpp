@@ -5,7 +5,6 @@
 #include <catch2/catch.hpp>
 
 #include <fcntl.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -275,7 +274,10 @@ TEST_CASE("Sweep files: strict shards, damaged lines, rows outside the sweep, on
   // A second sweep into a folder another sweep holds is refused.
   const int lock = ::open((out + "/.lock").c_str(), O_RDWR);
   REQUIRE(lock >= 0);
-  REQUIRE(::flock(lock, LOCK_EX | LOCK_NB) == 0);
+  struct flock held {};
+  held.l_type = F_WRLCK;
+  held.l_whence = SEEK_SET;
+  REQUIRE(::fcntl(lock, F_SETLK, &held) == 0);
   check_refusals({{sweep, 2, "another strata sweep is writing into this folder"}});
   ::close(lock);
   std::filesystem::remove_all(out);

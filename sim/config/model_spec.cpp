@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <optional>
+
 namespace strata {
 
 using nlohmann::json;
@@ -32,7 +35,7 @@ const ParamTable& model_param_table() {
        .max = kMaxDimension},
       {.key = "hidden_act", .kind = ParamKind::choice, .default_value = "gelu",
        .doc = "MLP activation",
-       .choices = {"gelu", "gelu_new", "gelu_pytorch_tanh", "relu", "silu", "swiglu", "geglu"}},
+       .choices = {"gelu", "gelu_new", "gelu_fast", "gelu_pytorch_tanh", "relu", "silu", "swiglu", "geglu"}},
       {.key = "mlp", .kind = ParamKind::choice,
        .doc = "standard (up, act, down) or gated (gate·up, act, down); default gated for silu/swiglu/geglu",
        .choices = {"standard", "gated"}, .optional = true},
@@ -45,7 +48,22 @@ const ParamTable& model_param_table() {
        .doc = "LM head shares the input embedding"},
       {.key = "attention_bias", .kind = ParamKind::boolean, .default_value = false,
        .doc = "biases on QKV and output projections"},
+      {.key = "attention_output_bias", .kind = ParamKind::boolean,
+       .doc = "bias on the attention output projection; default attention_bias", .optional = true},
       {.key = "mlp_bias", .kind = ParamKind::boolean, .default_value = false, .doc = "biases on MLP projections"},
+      {.key = "parallel_residual", .kind = ParamKind::boolean, .default_value = false,
+       .doc = "attention and MLP both read the block input (GPT-NeoX, GPT-J)"},
+      {.key = "sandwich_norm", .kind = ParamKind::boolean, .default_value = false,
+       .doc = "norms after attention and after the MLP as well, four per block (Gemma 2)"},
+      {.key = "sliding_window", .kind = ParamKind::integer, .default_value = 0,
+       .doc = "keys each query attends to in windowed layers (0: full attention)", .min = 0, .max = kMaxDimension},
+      {.key = "sliding_window_layers", .kind = ParamKind::choice, .default_value = "all",
+       .doc = "layers the window applies to: all, or alternate (even layers, Gemma 2)",
+       .choices = {"all", "alternate"}},
+      {.key = "attn_logit_softcapping", .kind = ParamKind::number, .default_value = 0.0,
+       .doc = "cap·tanh(score/cap) on attention scores (0: none)", .min = 0.0, .max = 1e6},
+      {.key = "final_logit_softcapping", .kind = ParamKind::number, .default_value = 0.0,
+       .doc = "cap·tanh(logit/cap) on the LM head output (0: none)", .min = 0.0, .max = 1e6},
       {.key = "hidden_dropout", .kind = ParamKind::number, .default_value = 0.0,
        .doc = "dropout after attention/MLP (saves a 1-byte mask when > 0)", .min = 0.0, .max = 1.0},
       {.key = "attention_dropout", .kind = ParamKind::number, .default_value = 0.0,
@@ -65,66 +83,326 @@ bool is_huggingface_config(const json& doc) {
          (doc.contains("model_type") || doc.contains("architectures") || doc.contains("transformers_version"));
 }
 
+std::string to_string(MlpKind kind) { return kind == MlpKind::gated ? "gated" : "standard"; }
+
 namespace {
 
-/// Translates a HuggingFace config into a Strata model document. Keys Strata does not model
-/// (tokenizer ids, rope scaling, dtype...) are dropped; architecture facts that HF implies by
-/// `model_type` become explicit.
-json from_huggingface(const json& hf) {
+struct KeyNote {
+  const char* key;
+  const char* why;
+};
+
+// Keys read by the importer below.
+const std::vector<std::string>& hf_modelled_keys() {
+  static const std::vector<std::string> keys = {
+      "_name_or_path", "model_type", "hidden_size", "n_embd", "num_hidden_layers", "n_layer",
+      "num_attention_heads", "n_head", "num_key_value_heads", "head_dim", "intermediate_size", "n_inner",
+      "vocab_size", "max_position_embeddings", "n_positions", "hidden_act", "hidden_activation",
+      "activation_function", "tie_word_embeddings", "attention_bias", "mlp_bias", "num_local_experts",
+      "num_experts_per_tok", "attention_dropout", "attn_pdrop", "hidden_dropout", "resid_pdrop", "embd_pdrop",
+      "use_parallel_residual", "sliding_window", "sliding_window_size", "use_sliding_window",
+      "max_window_layers", "attn_logit_softcapping", "final_logit_softcapping"};
+  return keys;
+}
+
+// Keys that change neither parameters, FLOPs nor activation memory of training, and why.
+const std::vector<KeyNote>& hf_ignored_keys() {
+  static const std::vector<KeyNote> keys = {
+      {"architectures", "class names; model_type decides the architecture"},
+      {"transformers_version", "library version"},
+      {"torch_dtype", "checkpoint dtype; the scenario sets training precision"},
+      {"dtype", "checkpoint dtype; the scenario sets training precision"},
+      {"auto_map", "remote-code class names"},
+      {"bos_token_id", "tokenizer id"}, {"eos_token_id", "tokenizer id"}, {"pad_token_id", "tokenizer id"},
+      {"sep_token_id", "tokenizer id"}, {"decoder_start_token_id", "tokenizer id"},
+      {"tokenizer_class", "tokenizer"},
+      {"initializer_range", "initialisation"},
+      {"use_cache", "inference KV cache"},
+      {"cache_implementation", "inference KV cache"},
+      {"rope_theta", "rotary base: no parameters, same FLOPs"},
+      {"rotary_emb_base", "rotary base: no parameters, same FLOPs"},
+      {"rope_scaling", "rotary frequency scaling: no parameters, same FLOPs"},
+      {"rope_parameters", "rotary settings (transformers v5): no parameters, same FLOPs"},
+      {"gradient_checkpointing", "legacy flag; the scenario's memory.recompute decides"},
+      {"original_max_position_embeddings", "rotary scaling input"},
+      {"rotary_pct", "share of head dims rotated: rotary has no parameters and Strata does not count its elementwise work"},
+      {"partial_rotary_factor", "share of head dims rotated: rotary has no parameters and Strata does not count its elementwise work"},
+      {"use_mrope", "multimodal rotary sections: same FLOPs for text"},
+      {"rms_norm_eps", "numerics"}, {"layer_norm_eps", "numerics"}, {"layer_norm_epsilon", "numerics"},
+      {"query_pre_attn_scalar", "score scale: numerics"},
+      {"scale_attn_weights", "score scale: numerics"},
+      {"scale_attn_by_inverse_layer_idx", "score scale: numerics"},
+      {"reorder_and_upcast_attn", "numerics"},
+      {"pretraining_tp", "slices the same GEMMs in eager mode: same parameters and FLOPs"},
+      {"n_ctx", "legacy GPT-2 context length; positions come from n_positions"},
+      {"summary_type", "sequence-classification head, not part of the causal LM"},
+      {"summary_use_proj", "sequence-classification head, not part of the causal LM"},
+      {"summary_activation", "sequence-classification head, not part of the causal LM"},
+      {"summary_proj_to_labels", "sequence-classification head, not part of the causal LM"},
+      {"summary_first_dropout", "sequence-classification head, not part of the causal LM"},
+      {"classifier_dropout", "sequence-classification head, not part of the causal LM"},
+      {"task_specific_params", "generation settings"},
+      {"output_router_logits", "returns router logits to the caller"},
+      {"router_aux_loss_coef", "weight of the load-balancing loss (a scalar)"},
+      {"router_jitter_noise", "router input noise: elementwise, no parameters"},
+      {"output_attentions", "returns attention maps at inference"},
+      {"output_hidden_states", "returns hidden states at inference"},
+      {"return_dict", "Python return type"},
+      {"use_bfloat16", "legacy dtype flag"},
+      {"torchscript", "export flag"},
+  };
+  return keys;
+}
+
+// Known keys Strata refuses, with the reason.
+constexpr const char* kMoeBeyondMixtral =
+    "MoE beyond Mixtral's (fine-grained or shared experts, dense layers between MoE layers) is not modelled yet";
+constexpr const char* kMla = "multi-head latent attention (DeepSeek-V2) is not modelled yet";
+const std::vector<KeyNote>& hf_refused_keys() {
+  static const std::vector<KeyNote> keys = {
+      {"num_experts", kMoeBeyondMixtral}, {"moe_intermediate_size", kMoeBeyondMixtral},
+      {"shared_expert_intermediate_size", kMoeBeyondMixtral}, {"n_routed_experts", kMoeBeyondMixtral},
+      {"n_shared_experts", kMoeBeyondMixtral}, {"first_k_dense_replace", kMoeBeyondMixtral},
+      {"moe_layer_freq", kMoeBeyondMixtral}, {"decoder_sparse_step", kMoeBeyondMixtral},
+      {"mlp_only_layers", kMoeBeyondMixtral}, {"kv_lora_rank", kMla}, {"q_lora_rank", kMla},
+      {"qk_nope_head_dim", kMla}, {"qk_rope_head_dim", kMla}, {"v_head_dim", kMla},
+      {"qk_layernorm", "per-head Q/K norms are not modelled yet"},
+      {"use_qkv_bias", "StableLM QKV biases are not modelled yet"},
+      {"multi_query", "Falcon's attention layout is not modelled yet"},
+      {"parallel_attn", "Falcon's shared-norm parallel block is not modelled yet"},
+      {"new_decoder_architecture", "Falcon's attention layout is not modelled yet"},
+      {"alibi", "ALiBi attention biases are not modelled yet"},
+      {"clip_qkv", "QKV clipping (OLMo) is not modelled yet"},
+  };
+  return keys;
+}
+
+const KeyNote* find_note(const std::vector<KeyNote>& notes, const std::string& key) {
+  for (const auto& n : notes)
+    if (key == n.key) return &n;
+  return nullptr;
+}
+
+/// Architecture facts transformers implies by model_type (the modeling_<type>.py classes).
+struct HfFamily {
+  const char* model_type;
+  MlpKind mlp;
+  bool layernorm;          ///< LayerNorm (weight + bias) instead of RMSNorm
+  bool learned_positions;  ///< absolute position table instead of rotary
+  bool reads_attention_bias;  ///< the attention_bias key sets Q/K/V/O biases
+  bool qkv_bias, out_bias, mlp_bias;  ///< fixed biases (defaults when read from keys)
+  bool reads_mlp_bias;
+  bool tie_default;        ///< the config class's tie_word_embeddings default
+  const char* act_default;
+  enum class Window { none, all, alternate, qwen } window;
+  bool sandwich_norm;
+  bool parallel_residual_default;
+  double dropout_default;
+};
+
+// Each row follows transformers' configuration_<type>.py defaults and modeling_<type>.py layers.
+const std::vector<HfFamily>& hf_families() {
+  using W = HfFamily::Window;
+  static const std::vector<HfFamily> families = {
+      // LlamaMLP gate/up/down; LlamaAttention bias=config.attention_bias; mlp_bias=config.mlp_bias.
+      {"llama", MlpKind::gated, false, false, true, false, false, false, true, false, "silu", W::none, false, false, 0.0},
+      // MistralAttention/MixtralAttention: no biases; sliding_window on every layer.
+      {"mistral", MlpKind::gated, false, false, false, false, false, false, false, false, "silu", W::all, false, false, 0.0},
+      {"mixtral", MlpKind::gated, false, false, false, false, false, false, false, false, "silu", W::all, false, false, 0.0},
+      // GemmaMLP gate/up/down with hidden_activation (gelu_pytorch_tanh when unset); tied head.
+      {"gemma", MlpKind::gated, false, false, true, false, false, false, false, true, "gelu_pytorch_tanh", W::none, false, false, 0.0},
+      // Gemma2DecoderLayer: pre/post attention and pre/post feed-forward norms; window on even layers.
+      {"gemma2", MlpKind::gated, false, false, true, false, false, false, false, true, "gelu_pytorch_tanh", W::alternate, true, false, 0.0},
+      // Qwen2Attention: q/k/v bias=True, o_proj bias=False.
+      {"qwen2", MlpKind::gated, false, false, false, true, false, false, false, false, "silu", W::qwen, false, false, 0.0},
+      // Phi3: fused qkv_proj and gate_up_proj (same weights as separate ones), no biases.
+      {"phi3", MlpKind::gated, false, false, false, false, false, false, false, false, "silu", W::all, false, false, 0.0},
+      // GPT2: Conv1D layers with biases, LayerNorm, learned positions, dropout 0.1 by default.
+      {"gpt2", MlpKind::standard, true, true, false, true, true, true, false, true, "gelu_new", W::none, false, false, 0.1},
+      // GPTNeoX: attention_bias (default True), biased MLP, LayerNorm, parallel residual by default.
+      {"gpt_neox", MlpKind::standard, true, false, true, true, true, true, false, false, "gelu", W::none, false, true, 0.0},
+  };
+  return families;
+}
+
+bool present(const json& hf, const char* key) { return hf.contains(key) && !hf.at(key).is_null(); }
+
+/// Translates a HuggingFace config into a Strata model document, or reports what it cannot model.
+json from_huggingface(const json& hf, const std::string& pointer, Diagnostics& diag) {
+  auto at = [&](const std::string& key) { return pointer + "/" + pointer_escape(key); };
+  const std::size_t errors_before = diag.size();
+  for (const auto& [key, value] : hf.items()) {
+    switch (huggingface_key_role(key)) {
+      case HfKeyRole::modelled:
+      case HfKeyRole::ignored: break;
+      case HfKeyRole::refused: {
+        const KeyNote* note = find_note(hf_refused_keys(), key);
+        if (model_param_table().end() !=
+            std::find_if(model_param_table().begin(), model_param_table().end(),
+                         [&](const Param& p) { return p.key == key; }))
+          diag.add(at(key), fmt::format("a Strata model-file key, which a HuggingFace config.json does not use "
+                                        "(got {}); edit the config's own keys instead", show_value(value.dump())));
+        else
+          diag.add(at(key), fmt::format("not modelled by Strata yet ({})",
+                                        note ? note->why : "unknown HuggingFace key: Strata cannot tell whether it "
+                                                           "changes parameters, FLOPs or memory"));
+      }
+    }
+  }
+  const std::string type = hf.contains("model_type") && hf.at("model_type").is_string()
+                               ? hf.at("model_type").get<std::string>() : std::string{};
+  const HfFamily* fam = nullptr;
+  for (const auto& f : hf_families())
+    if (type == f.model_type) fam = &f;
+  if (!fam) {
+    std::string names;
+    for (const auto& f : hf_families()) names += (names.empty() ? "" : ", ") + std::string(f.model_type);
+    diag.add(at("model_type"), hf.contains("model_type")
+                                   ? fmt::format("not modelled by Strata yet (got {}, expected one of: {})",
+                                                 show_value(hf.at("model_type").dump()), names)
+                                   : fmt::format("missing (expected one of: {})", names));
+  }
+  if (diag.size() != errors_before) return json::object();
+
   json out = json::object();
   auto copy = [&](const char* to, std::initializer_list<const char*> from) {
     for (const char* k : from)
-      if (hf.contains(k) && !hf.at(k).is_null()) {
+      if (present(hf, k)) {
         out[to] = hf.at(k);
         return;
       }
   };
-  copy("name", {"_name_or_path", "name"});
-  copy("hidden_size", {"hidden_size", "n_embd", "d_model"});
-  copy("num_hidden_layers", {"num_hidden_layers", "n_layer", "num_layers"});
+  auto flag = [&](const char* key, bool fallback) {
+    return present(hf, key) && hf.at(key).is_boolean() ? hf.at(key).get<bool>() : fallback;
+  };
+  auto number = [&](std::initializer_list<const char*> keys, double fallback) {
+    for (const char* k : keys)
+      if (present(hf, k) && hf.at(k).is_number()) return hf.at(k).get<double>();
+    return fallback;
+  };
+  copy("name", {"_name_or_path"});
+  copy("hidden_size", {"hidden_size", "n_embd"});
+  copy("num_hidden_layers", {"num_hidden_layers", "n_layer"});
   copy("num_attention_heads", {"num_attention_heads", "n_head"});
   copy("num_key_value_heads", {"num_key_value_heads"});
   copy("head_dim", {"head_dim"});
-  copy("intermediate_size", {"intermediate_size", "n_inner", "ffn_dim"});
+  copy("intermediate_size", {"intermediate_size", "n_inner"});
   copy("vocab_size", {"vocab_size"});
   copy("max_position_embeddings", {"max_position_embeddings", "n_positions"});
-  copy("hidden_act", {"hidden_act", "activation_function"});
-  copy("tie_word_embeddings", {"tie_word_embeddings"});
-  copy("attention_bias", {"attention_bias"});
-  copy("mlp_bias", {"mlp_bias"});
-  copy("num_local_experts", {"num_local_experts", "num_experts"});
-  copy("num_experts_per_tok", {"num_experts_per_tok"});
-  copy("hidden_dropout", {"hidden_dropout", "resid_pdrop"});
-  copy("attention_dropout", {"attention_dropout", "attn_pdrop"});
+  // Gemma reads hidden_activation (hidden_act is kept for old checkpoints); others hidden_act.
+  if (type == "gemma" || type == "gemma2") copy("hidden_act", {"hidden_activation"});
+  else copy("hidden_act", {"hidden_act", "activation_function"});
+  if (!out.contains("hidden_act")) out["hidden_act"] = fam->act_default;
+  out["mlp"] = to_string(fam->mlp);
+  out["norm"] = fam->layernorm ? "layernorm" : "rmsnorm";
+  out["position_embedding"] = fam->learned_positions ? "learned" : "rotary";
+  out["tie_word_embeddings"] = flag("tie_word_embeddings", fam->tie_default);
 
-  std::string type = hf.value("model_type", std::string{});
-  bool gpt2_like = type == "gpt2" || hf.contains("n_embd");
-  if (gpt2_like) {
-    out["norm"] = "layernorm";
-    out["position_embedding"] = "learned";
-    out["attention_bias"] = true;
-    out["mlp_bias"] = true;
-    out["mlp"] = "standard";
-    // transformers.GPT2Config ties the LM head to the token embedding by default.
-    if (!out.contains("tie_word_embeddings")) out["tie_word_embeddings"] = true;
+  // Biases: read from keys only where transformers reads them; elsewhere they are fixed.
+  bool qkv_bias = fam->qkv_bias, out_bias = fam->out_bias, mlp_bias = fam->mlp_bias;
+  if (fam->reads_attention_bias) qkv_bias = out_bias = flag("attention_bias", fam->qkv_bias);
+  else if (present(hf, "attention_bias") && flag("attention_bias", !fam->qkv_bias) != fam->qkv_bias)
+    diag.add(at("attention_bias"), fmt::format("not modelled by Strata yet (transformers' {} has fixed attention "
+                                               "biases and ignores this key)", type));
+  if (fam->reads_mlp_bias) mlp_bias = flag("mlp_bias", fam->mlp_bias);
+  else if (present(hf, "mlp_bias") && flag("mlp_bias", !fam->mlp_bias) != fam->mlp_bias)
+    diag.add(at("mlp_bias"), fmt::format("not modelled by Strata yet (transformers' {} has fixed MLP biases and "
+                                         "ignores this key)", type));
+  out["attention_bias"] = qkv_bias;
+  out["attention_output_bias"] = out_bias;
+  out["mlp_bias"] = mlp_bias;
+
+  if (type == "mixtral") {
+    copy("num_local_experts", {"num_local_experts"});
+    copy("num_experts_per_tok", {"num_experts_per_tok"});
   } else {
-    out["norm"] = "rmsnorm";
-    out["position_embedding"] = "rotary";
-    // Qwen2 configs carry no attention_bias key but use QKV biases (transformers Qwen2Attention).
-    if (type == "qwen2" || type == "qwen2_moe") out["attention_bias"] = true;
-    // transformers.PretrainedConfig defaults tie_word_embeddings to true.
-    if (!out.contains("tie_word_embeddings")) out["tie_word_embeddings"] = true;
+    for (const char* k : {"num_local_experts", "num_experts_per_tok"})
+      if (present(hf, k))
+        diag.add(at(k), fmt::format("not modelled by Strata yet (experts in a {} config)", type));
+  }
+
+  // Dropout: Strata has one residual-branch setting (embedding and block outputs) and one on the
+  // attention probabilities; a mask is saved when the rate is > 0.
+  const double hidden = number({"hidden_dropout", "resid_pdrop"}, fam->dropout_default);
+  const double embd = number({"embd_pdrop"}, type == "gpt2" ? fam->dropout_default : hidden);
+  if ((embd > 0) != (hidden > 0))
+    diag.add(at("embd_pdrop"), fmt::format("not modelled by Strata yet (one dropout setting covers the embedding "
+                                           "and the residual branches; got embd_pdrop={} with resid_pdrop={})",
+                                           embd, hidden));
+  out["hidden_dropout"] = hidden;
+  out["attention_dropout"] = number({"attention_dropout", "attn_pdrop"}, fam->dropout_default);
+
+  out["parallel_residual"] = flag("use_parallel_residual", fam->parallel_residual_default);
+  if (present(hf, "use_parallel_residual") && type != "gpt_neox")
+    diag.add(at("use_parallel_residual"), fmt::format("not modelled by Strata yet (not read by {} models)", type));
+  out["sandwich_norm"] = fam->sandwich_norm;
+
+  // Sliding window: which layers use it depends on the family.
+  using W = HfFamily::Window;
+  std::optional<json> window;
+  if (present(hf, "sliding_window")) window = hf.at("sliding_window");
+  if (present(hf, "sliding_window_size")) {
+    if (window && *window != hf.at("sliding_window_size"))
+      diag.add(at("sliding_window_size"), fmt::format("disagrees with sliding_window (got {}, expected {})",
+                                                      hf.at("sliding_window_size").dump(), window->dump()));
+    window = hf.at("sliding_window_size");
+  }
+  if (fam->window == W::alternate && !window) window = 4096;  // Gemma2Config default
+  switch (fam->window) {
+    case W::none:
+      if (window) diag.add(at("sliding_window"), fmt::format("not modelled by Strata yet ({} models do not read it)", type));
+      break;
+    case W::qwen:
+      if (flag("use_sliding_window", false))
+        diag.add(at("use_sliding_window"), "not modelled by Strata yet (a window on the layers past "
+                                           "max_window_layers)");
+      break;
+    case W::all:
+    case W::alternate:
+      if (window) out["sliding_window"] = *window;
+      out["sliding_window_layers"] = fam->window == W::all ? "all" : "alternate";
+      break;
+  }
+  if (fam->window != W::qwen)
+    for (const char* k : {"use_sliding_window", "max_window_layers"})
+      if (present(hf, k)) diag.add(at(k), fmt::format("not modelled by Strata yet (not read by {} models)", type));
+
+  if (type == "gemma2") {
+    // Gemma2Config defaults: attention scores capped at 50, final logits at 30.
+    out["attn_logit_softcapping"] = number({"attn_logit_softcapping"}, 50.0);
+    out["final_logit_softcapping"] = number({"final_logit_softcapping"}, 30.0);
+  } else {
+    for (const char* k : {"attn_logit_softcapping", "final_logit_softcapping"})
+      if (present(hf, k)) diag.add(at(k), fmt::format("not modelled by Strata yet (not read by {} models)", type));
   }
   return out;
 }
 
 }  // namespace
 
+HfKeyRole huggingface_key_role(const std::string& key) {
+  const auto& m = hf_modelled_keys();
+  if (std::find(m.begin(), m.end(), key) != m.end()) return HfKeyRole::modelled;
+  if (find_note(hf_ignored_keys(), key)) return HfKeyRole::ignored;
+  return HfKeyRole::refused;
+}
+
+std::string huggingface_ignored_reason(const std::string& key) {
+  const KeyNote* note = find_note(hf_ignored_keys(), key);
+  return note ? note->why : "";
+}
+
 ModelSpec parse_model(const json& raw, const std::string& pointer, Diagnostics& diag) {
-  const json doc = is_huggingface_config(raw) ? from_huggingface(raw) : raw;
-  const std::size_t errors_before = diag.size();
-  ObjectReader r(doc, pointer, model_param_table(), diag);
   ModelSpec m;
+  const bool hf = is_huggingface_config(raw);
+  const std::size_t errors_before = diag.size();
+  const json doc = hf ? from_huggingface(raw, pointer, diag) : raw;
+  if (hf) {
+    m.format = "huggingface";
+    m.model_type = raw.value("model_type", std::string{});
+    if (diag.size() != errors_before) return m;
+  }
+  ObjectReader r(doc, pointer, model_param_table(), diag);
   if (!r.ok()) {
     if (doc.is_null()) diag.add(pointer, "missing model (expected a name, a path or an object)");
     return m;
@@ -149,7 +427,15 @@ ModelSpec parse_model(const json& raw, const std::string& pointer, Diagnostics& 
       r.choice("position_embedding") == "learned" ? PositionEmbedding::learned : PositionEmbedding::rotary;
   m.tie_word_embeddings = r.boolean("tie_word_embeddings");
   m.attention_bias = r.boolean("attention_bias");
+  m.attention_output_bias = r.has("attention_output_bias") ? r.boolean("attention_output_bias") : m.attention_bias;
   m.mlp_bias = r.boolean("mlp_bias");
+  m.parallel_residual = r.boolean("parallel_residual");
+  m.sandwich_norm = r.boolean("sandwich_norm");
+  m.sliding_window = r.integer("sliding_window");
+  m.sliding_window_layers = r.choice("sliding_window_layers") == "alternate" ? WindowLayers::alternate
+                                                                              : WindowLayers::all;
+  m.attn_logit_softcapping = r.number("attn_logit_softcapping");
+  m.final_logit_softcapping = r.number("final_logit_softcapping");
   m.hidden_dropout = r.number("hidden_dropout");
   m.attention_dropout = r.number("attention_dropout");
   m.num_experts = r.integer("num_local_experts");

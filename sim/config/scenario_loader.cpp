@@ -160,6 +160,17 @@ ComposedScenario compose_scenario(json scenario, const std::string& display_name
   inline_document(out.doc, "hardware", "hardware", base_dir, out.sources, resolver, diag);
   for (const auto& o : overrides)
     if (!is_reference(o)) apply_override(out.doc, o, out.sources, diag);
+  // A HuggingFace config keeps keys Strata ignores; setting one would silently change nothing.
+  // (Keys it does not use at all are refused by the importer, under the --set's label.)
+  if (out.doc.is_object() && out.doc.contains("model") && is_huggingface_config(out.doc.at("model"))) {
+    for (const auto& o : overrides) {
+      std::vector<std::string> keys = split_dotted(o.path);
+      if (keys.size() < 2 || keys[0] != "model" || huggingface_key_role(keys[1]) != HfKeyRole::ignored) continue;
+      diag.add("/model/" + pointer_escape(keys[1]),
+               fmt::format("ignored by Strata in a HuggingFace config.json ({}), so setting it changes nothing",
+                           huggingface_ignored_reason(keys[1])));
+    }
+  }
   diag.throw_if_any();
   return out;
 }

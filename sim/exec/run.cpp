@@ -520,6 +520,7 @@ ComputeGraph scenario_graph(const Scenario& sc) {
 RunResult static_result(const Scenario& sc, const ComputeGraph& graph) {
   RunResult r;
   r.parameters = total_parameters(graph);
+  r.parameters_by_kind = parameter_breakdown(graph);
   r.flops_per_iteration = model_flops(graph) * static_cast<double>(sc.num_microbatches() * sc.parallelism.dp);
   r.partition = partition_layers(static_cast<int>(sc.model.num_layers), static_cast<int>(sc.parallelism.pp),
                                  static_cast<int>(sc.parallelism.virtual_stages));

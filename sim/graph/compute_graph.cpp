@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <boost/graph/topological_sort.hpp>
 #include <iterator>
 #include <stdexcept>
@@ -77,6 +78,12 @@ class GraphBuilder {
 
     Op loss{.name = "loss", .kind = OpKind::loss, .layer = static_cast<int>(m_.num_layers)};
     loss.saved.push_back({"fp32 logits", kLogitBytes * s_ * b_ * V, Split::tensor});
+    if (m_.final_logit_softcapping > 0) {
+      // cap·tanh(logits/cap) in the activation dtype (transformers Gemma2ForCausalLM): tanh's backward
+      // needs its output; one fused elementwise pass reads and writes the logits.
+      loss.saved.push_back({"softcapped logits", act_ * s_ * b_ * V, Split::tensor});
+      loss.memory_traffic += 2.0 * act_ * s_ * b_ * V;
+    }
     loss.output_bytes = kFp32Bytes;
     // Softmax cross-entropy passes over the fp32 logits three times (max, exp-sum, normalise).
     loss.memory_traffic = 3.0 * kLogitBytes * s_ * b_ * V;
@@ -89,6 +96,18 @@ class GraphBuilder {
   double norm_params() const {
     const double h = m_.hidden_size;
     return m_.norm == NormKind::layernorm ? 2.0 * h : h;  // gain (+ bias for LayerNorm)
+  }
+
+  /// A norm on a sub-block's output before the residual add (Gemma 2 post-attention and
+  /// post-feed-forward norms); it keeps its input for backward, like the pre-norms.
+  Op post_norm(std::string op_name, int layer, const char* saved_name) const {
+    const double sbh = s_ * b_ * static_cast<double>(m_.hidden_size);
+    Op n{.name = std::move(op_name), .kind = OpKind::norm, .layer = layer};
+    n.params_replicated = norm_params();
+    n.saved.push_back({saved_name, act_ * sbh, Split::sequence});
+    n.output_bytes = act_ * sbh;
+    n.memory_traffic = 2.0 * act_ * sbh;
+    return n;
   }
 
   /// Dropout reads and writes the tensor and writes its mask; nothing when dropout is off.
@@ -135,7 +154,11 @@ class GraphBuilder {
     // Korthikanti et al. 2022 §4.1: Q, K (4sbh), V (2sbh), softmax output (2as²b), its dropout mask
     // (as²b) and dropout output (2as²b); GQA shrinks K and V to kv_heads·head_dim.
     Op core{.name = name("attention"), .kind = OpKind::attention_core, .layer = layer};
-    core.forward_flops = 4.0 * b * s * s * qw;  // QK^T and attention·V
+    // A sliding window bounds the keys per query, but only fused kernels skip the masked blocks
+    // (FlashAttention-2 window_size, Dao 2023); eager attention computes the full s×s scores.
+    const double keys =
+        flash_ && m_.windowed(layer) ? std::min(s, static_cast<double>(m_.sliding_window)) : s;
+    core.forward_flops = 4.0 * b * s * keys * qw;  // QK^T and attention·V
     core.backward_flops = 2.0 * core.forward_flops;
     core.saved.push_back({"Q", act_ * s * b * qw, Split::tensor});
     core.saved.push_back({"K", act_ * s * b * kvw, Split::tensor});
@@ -150,6 +173,12 @@ class GraphBuilder {
       core.saved.push_back({"softmax output", act_ * scores, Split::tensor, true});
       // The scores are written by QK^T, read and written by the fused softmax, read by attention·V.
       core.memory_traffic = 4.0 * act_ * scores;
+      if (m_.attn_logit_softcapping > 0) {
+        // Eager cap·tanh(scores/cap) keeps the tanh output for backward; fused kernels apply it in
+        // place (FlashAttention 2.6 softcap).
+        core.saved.push_back({"softcapped scores", act_ * scores, Split::tensor, true});
+        core.memory_traffic += 2.0 * act_ * scores;
+      }
       if (m_.attention_dropout > 0) {
         core.saved.push_back({"attention dropout mask", kMaskBytes * scores, Split::tensor, true});
         core.saved.push_back({"attention dropout output", act_ * scores, Split::tensor, true});
@@ -161,7 +190,7 @@ class GraphBuilder {
 
     Op out{.name = name("attn_out"), .kind = OpKind::attention_output, .layer = layer};
     out.params_split = qw * h;
-    out.params_replicated = m_.attention_bias ? h : 0.0;  // row-parallel bias is added after the reduce
+    out.params_replicated = m_.attention_output_bias ? h : 0.0;  // row-parallel bias is added after the reduce
     out.forward_flops = 2.0 * s * b * qw * h;
     out.backward_flops = 2.0 * out.forward_flops;
     out.saved.push_back({"attention projection input", act_ * s * b * qw, Split::tensor});
@@ -169,12 +198,15 @@ class GraphBuilder {
     out.output_bytes = act_ * sbh;
     out.memory_traffic = residual_traffic(sbh);
     id = add(out, id);
+    if (m_.sandwich_norm) id = add(post_norm(name("attn_post_norm"), layer, "attention post-norm input"), id);
     boost::add_edge(block_input, id, TensorEdge{act_ * sbh}, g_);  // residual
     OpId attn_residual = id;
 
     Op n2{.name = name("mlp_norm"), .kind = OpKind::norm, .layer = layer};
     n2.params_replicated = norm_params();
-    n2.saved.push_back({"MLP norm input", act_ * sbh, Split::sequence});
+    // With a parallel residual the MLP norm reads the block input, already kept by the attention
+    // norm (transformers GPTNeoXLayer passes the same tensor to both norms).
+    if (!m_.parallel_residual) n2.saved.push_back({"MLP norm input", act_ * sbh, Split::sequence});
     n2.output_bytes = act_ * sbh;
     n2.memory_traffic = 2.0 * act_ * sbh;
     id = add(n2, id);
@@ -230,6 +262,7 @@ class GraphBuilder {
     down.output_bytes = act_ * sbh;
     down.memory_traffic = residual_traffic(sbh);
     id = add(down, id);
+    if (m_.sandwich_norm) id = add(post_norm(name("mlp_post_norm"), layer, "MLP post-norm input"), id);
     boost::add_edge(attn_residual, id, TensorEdge{act_ * sbh}, g_);  // residual
     return id;
   }
@@ -263,6 +296,29 @@ double total_parameters(const ComputeGraph& graph) {
   for (auto v : boost::make_iterator_range(boost::vertices(graph)))
     if (!graph[v].shares_embedding) total += graph[v].params();
   return total;
+}
+
+ParameterBreakdown parameter_breakdown(const ComputeGraph& graph) {
+  ParameterBreakdown p;
+  for (auto v : boost::make_iterator_range(boost::vertices(graph))) {
+    const Op& op = graph[v];
+    switch (op.kind) {
+      case OpKind::embedding: p.embedding += op.params(); break;
+      case OpKind::qkv_projection:
+      case OpKind::attention_core:
+      case OpKind::attention_output: p.attention += op.params(); break;
+      case OpKind::mlp_up:
+      case OpKind::mlp_activation:
+      case OpKind::mlp_down:
+      case OpKind::router:
+      case OpKind::experts: p.mlp += op.params(); break;
+      case OpKind::norm:
+      case OpKind::final_norm: p.norms += op.params(); break;
+      case OpKind::lm_head: p.lm_head += op.shares_embedding ? 0.0 : op.params(); break;
+      case OpKind::loss: break;
+    }
+  }
+  return p;
 }
 
 double model_flops(const ComputeGraph& graph) {

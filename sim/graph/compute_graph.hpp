@@ -98,6 +98,16 @@ std::vector<OpId> topological_order(const ComputeGraph& graph);
 /// Total parameters of the model (a tied LM head counted once).
 double total_parameters(const ComputeGraph& graph);
 
+/// Parameters by the part of the model that holds them; they add up to total_parameters().
+struct ParameterBreakdown {
+  double embedding = 0.0;  ///< token (and position) embedding
+  double attention = 0.0;  ///< Q/K/V and output projections with their biases
+  double mlp = 0.0;        ///< MLP or experts and router
+  double norms = 0.0;
+  double lm_head = 0.0;    ///< 0 when tied to the embedding
+};
+ParameterBreakdown parameter_breakdown(const ComputeGraph& graph);
+
 /// Model FLOPs of forward + backward for one micro-batch, without recomputation.
 double model_flops(const ComputeGraph& graph);
 

@@ -1,7 +1,6 @@
 #include "sim/plan/sweep_results.hpp"
 
 #include <fcntl.h>
-#include <sys/file.h>
 #include <unistd.h>
 
 #include <fmt/format.h>
@@ -156,11 +155,16 @@ SweepResults::SweepResults(std::filesystem::path dir, const json& sweep, const j
   std::filesystem::create_directories(dir_, ec);
   if (ec) throw InputError({Diagnostic{dir_.string(), "", "cannot create the output folder: " + ec.message()}});
   // Held until this object goes; the kernel drops it when the process dies, so no stale lock remains.
+  // A POSIX record lock, owned by this process alone: the sweep's forked workers do not inherit it,
+  // so a killed sweep's dying workers cannot keep the folder locked against its resumption.
   const auto lock = dir_ / ".lock";
   lock_fd_ = ::open(lock.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
   if (lock_fd_ < 0)
     throw InputError({Diagnostic{dir_.string(), "", fmt::format("cannot use the output folder: {}", std::strerror(errno))}});
-  if (::flock(lock_fd_, LOCK_EX | LOCK_NB) != 0) {
+  struct flock whole {};
+  whole.l_type = F_WRLCK;
+  whole.l_whence = SEEK_SET;
+  if (::fcntl(lock_fd_, F_SETLK, &whole) != 0) {
     ::close(lock_fd_);
     lock_fd_ = -1;
     throw InputError({Diagnostic{dir_.string(), "", "another strata sweep is writing into this folder (expected one "

@@ -21,6 +21,32 @@ json breakdown_json(const MemoryBreakdown& b) {
 
 }  // namespace
 
+json model_description(const ModelSpec& m, const ParameterBreakdown& p) {
+  return {{"format", m.format},
+          {"model_type", m.model_type.empty() ? json(nullptr) : json(m.model_type)},
+          {"mlp", to_string(m.mlp)},
+          {"activation", m.hidden_act},
+          {"norm", m.norm == NormKind::rmsnorm ? "rmsnorm" : "layernorm"},
+          {"norms_per_layer", m.sandwich_norm ? 4 : 2},
+          {"position_embedding", m.position_embedding == PositionEmbedding::learned ? "learned" : "rotary"},
+          {"hidden_size", m.hidden_size},
+          {"heads", m.num_heads},
+          {"kv_heads", m.num_kv_heads},
+          {"head_dim", m.head_dim},
+          {"intermediate_size", m.intermediate_size},
+          {"vocab_size", m.vocab_size},
+          {"experts", m.num_experts},
+          {"experts_per_token", m.experts_per_token},
+          {"tied_embeddings", m.tie_word_embeddings},
+          {"parallel_residual", m.parallel_residual},
+          {"sliding_window", m.sliding_window},
+          {"sliding_window_layers", m.sliding_window == 0 ? json(nullptr)
+                                    : json(m.sliding_window_layers == WindowLayers::all ? "all" : "alternate")},
+          {"parameters_by_kind",
+           {{"embedding", p.embedding}, {"attention", p.attention}, {"mlp", p.mlp}, {"norms", p.norms},
+            {"lm_head", p.lm_head}}}};
+}
+
 void round_doubles(json& j) {
   if (j.is_number_float()) {
     double v = j.get<double>();
@@ -201,6 +227,11 @@ json make_report(const Scenario& sc, const RunResult& r) {
   }
   const auto& most = mem.stages.at(static_cast<std::size_t>(mem.most_loaded_stage));
   const ParallelismSpec& p = sc.parallelism;
+  json model_section = model_description(sc.model, r.parameters_by_kind);
+  model_section.update(json{{"name", sc.model.name},
+                            {"parameters", r.parameters},
+                            {"layers", sc.model.num_layers},
+                            {"flops_per_iteration", r.flops_per_iteration}});
   json report = {
       {"schema", kReportSchema},
       {"strata_version", STRATA_VERSION},
@@ -217,11 +248,7 @@ json make_report(const Scenario& sc, const RunResult& r) {
         {"microbatches", sc.num_microbatches()},
         {"recompute", to_string(sc.memory.recompute)},
         {"flash_attention", sc.training.flash_attention}}},
-      {"model",
-       {{"name", sc.model.name},
-        {"parameters", r.parameters},
-        {"layers", sc.model.num_layers},
-        {"flops_per_iteration", r.flops_per_iteration}}},
+      {"model", model_section},
       {"fits", fits},
       {"memory",
        {{"gpu_peak_bytes", mem.gpu_peak},

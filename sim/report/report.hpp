@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/config/scenario_spec.hpp"
+#include "sim/graph/compute_graph.hpp"
 #include "sim/graph/memory_model.hpp"
 #include "sim/graph/pipeline_partition.hpp"
 #include "sim/graph/task_dag.hpp"
@@ -95,6 +96,7 @@ struct RunLevelResult {
 /// Everything a run produced, before formatting.
 struct RunResult {
   double parameters = 0.0;
+  ParameterBreakdown parameters_by_kind;
   double flops_per_iteration = 0.0;  ///< model FLOPs, whole cluster, no recompute
   PipelinePartition partition;
   MemoryEstimate memory;
@@ -105,6 +107,11 @@ struct RunResult {
 };
 
 nlohmann::json make_report(const Scenario& sc, const RunResult& result);
+
+/// How a model document was read (format, MLP kind, activation, head and KV-head widths, experts,
+/// tied embeddings, window) and its parameters by kind: the report's `model` section without the
+/// run-dependent keys, also printed by `strata describe models NAME`.
+nlohmann::json model_description(const ModelSpec& model, const ParameterBreakdown& params);
 
 /// Serialises with sorted keys and doubles rounded to 10 significant digits, so two runs of one
 /// scenario give byte-identical files.

@@ -47,7 +47,8 @@ int run_command(const FolderCatalog& catalog, const RunOptions& options);
 /// Exit 3 when an ordering rule does not hold.
 int compare_command(const CompareOptions& options);
 int sweep_command(const FolderCatalog& catalog, const SweepCommandOptions& options);
-int describe_command(const FolderCatalog& catalog, const std::string& what);
+/// `name`: with `what` = models, one model (a shipped name or a config.json path) in detail.
+int describe_command(const FolderCatalog& catalog, const std::string& what, const std::string& name = "");
 
 struct SolveOptions {
   std::string scenario;

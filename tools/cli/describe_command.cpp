@@ -1,6 +1,8 @@
 #include <fmt/format.h>
 
 #include <cstdio>
+#include <filesystem>
+#include <optional>
 
 #include "sim/config/hardware_spec.hpp"
 #include "sim/config/model_spec.hpp"
@@ -9,6 +11,7 @@
 #include "sim/core/json_file.hpp"
 #include "sim/core/units.hpp"
 #include "sim/graph/compute_graph.hpp"
+#include "sim/report/report.hpp"
 #include "tools/cli/commands.hpp"
 
 namespace strata::cli {
@@ -40,6 +43,39 @@ void describe_models(const FolderCatalog& catalog) {
       std::printf("%-18s (invalid: %s)\n", name.c_str(), e.what());
     }
   }
+}
+
+/// One model in detail: how its document was read and its parameters by kind.
+void describe_model(const FolderCatalog& catalog, const std::string& name) {
+  std::filesystem::path path = name;
+  bool looks_like_path = name.find('/') != std::string::npos || name.ends_with(".json");
+  std::optional<std::filesystem::path> found =
+      looks_like_path ? (std::filesystem::exists(path) ? std::optional(path) : std::nullopt) : catalog.find("model", name);
+  if (!found) {
+    std::string names;
+    for (const auto& n : catalog.list("model")) names += (names.empty() ? "" : ", ") + n;
+    throw InputError({Diagnostic{name, "", looks_like_path ? "model file not found"
+                                                           : fmt::format("unknown model (expected one of: {})", names)}});
+  }
+  std::string shown = catalog.display(*found);
+  auto doc = read_json_file(*found, shown);
+  SourceMap sources(shown);
+  Diagnostics diag(&sources);
+  ModelSpec m = parse_model(doc, "", diag);
+  diag.throw_if_any();
+  GraphShape shape{.seq_len = std::max<std::int64_t>(1, m.max_position_embeddings)};
+  ComputeGraph graph = build_compute_graph(m, shape);
+  nlohmann::json d = model_description(m, parameter_breakdown(graph));
+  if (m.name.empty() || m.name == shown) std::printf("%s\n", shown.c_str());
+  else std::printf("%s (%s)\n", m.name.c_str(), shown.c_str());
+  std::printf("  %-22s %s\n", "parameters", format_count(total_parameters(graph)).c_str());
+  for (const auto& [key, value] : d.items()) {
+    if (key == "parameters_by_kind") continue;
+    std::printf("  %-22s %s\n", key.c_str(), value.is_string() ? value.get<std::string>().c_str() : value.dump().c_str());
+  }
+  std::printf("  parameters by kind\n");
+  for (const char* kind : {"embedding", "attention", "mlp", "norms", "lm_head"})
+    std::printf("    %-20s %s\n", kind, format_count(d["parameters_by_kind"][kind].get<double>()).c_str());
 }
 
 void describe_hardware(const FolderCatalog& catalog) {
@@ -78,7 +114,13 @@ void describe_policies() {
 
 }  // namespace
 
-int describe_command(const FolderCatalog& catalog, const std::string& what) {
+int describe_command(const FolderCatalog& catalog, const std::string& what, const std::string& name) {
+  if (!name.empty()) {
+    if (what != "models")
+      throw InputError({Diagnostic{"describe " + what + " " + name, "", "a name is only taken by `describe models`"}});
+    describe_model(catalog, name);
+    return 0;
+  }
   if (what.empty() || what == "models") describe_models(catalog);
   if (what.empty()) std::printf("\n");
   if (what.empty() || what == "hardware") describe_hardware(catalog);

@@ -128,6 +128,8 @@ int main(int argc, char** argv) {
   auto* describe_cmd = app.add_subcommand("describe", "list models, hardware profiles, policies, scenarios");
   describe_cmd->add_option("what", what, "models | hardware | policies | scenarios")
       ->check(CLI::IsMember({"models", "hardware", "policies", "scenarios"}));
+  std::string describe_name;
+  describe_cmd->add_option("name", describe_name, "with models: one model name or config.json path, in detail");
 
   try {
     app.parse(argc, argv);
@@ -145,7 +147,7 @@ int main(int argc, char** argv) {
     strata::FolderCatalog catalog = locate_data(data_dir);
     int code = 0;
     if (run_cmd->parsed()) code = run_command(catalog, run);
-    else if (describe_cmd->parsed()) code = describe_command(catalog, what);
+    else if (describe_cmd->parsed()) code = describe_command(catalog, what, describe_name);
     else if (sweep_cmd->parsed()) code = sweep_command(catalog, sweep);
     else if (compare_cmd->parsed()) code = compare_command(compare);
     else if (solve_cmd->parsed()) code = solve_command(catalog, solve);
