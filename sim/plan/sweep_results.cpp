@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <set>
 #include <sstream>
 #include <stdexcept>
@@ -43,12 +44,21 @@ std::string csv_cell(const json& v) {
 /// Lines of a results file; a last line without its newline (a kill mid-write) is dropped and, if
 /// `trim`, cut from the file.
 std::vector<std::string> read_lines(const std::filesystem::path& file, bool trim) {
-  std::vector<std::string> lines;
   std::ifstream in(file, std::ios::binary);
-  if (!in) return lines;
+  if (!in) return {};
   std::stringstream buffer;
   buffer << in.rdbuf();
   const std::string text = buffer.str();
+  std::vector<std::string> lines = complete_lines(text);
+  const std::size_t complete = text.rfind('\n') == std::string::npos ? 0 : text.rfind('\n') + 1;
+  if (trim && complete < text.size()) std::filesystem::resize_file(file, complete);
+  return lines;
+}
+
+}  // namespace
+
+std::vector<std::string> complete_lines(const std::string& text) {
+  std::vector<std::string> lines;
   std::size_t start = 0;
   while (true) {
     const auto end = text.find('\n', start);
@@ -56,19 +66,47 @@ std::vector<std::string> read_lines(const std::filesystem::path& file, bool trim
     if (end > start) lines.push_back(text.substr(start, end - start));
     start = end + 1;
   }
-  if (trim && start < text.size()) std::filesystem::resize_file(file, start);
   return lines;
 }
 
-std::int64_t point_of(const std::string& line, const std::filesystem::path& file) {
+std::int64_t result_point(const std::string& line, const std::string& file) {
+  // A results file is ours but lives on disk, where a kill, a disk filling up or a hand edit can
+  // damage it; every field that finish(), rows_to_csv() and best_points() rely on is checked here,
+  // so a damaged row is an input error (exit 2) rather than a json exception later.
+  auto refuse = [&](const std::string& pointer, const std::string& what) {
+    return InputError({Diagnostic{file, pointer, "a line is not a result row: " + what}});
+  };
+  json row;
   try {
-    return json::parse(line).at("point").get<std::int64_t>();
-  } catch (const std::exception&) {
-    throw InputError({Diagnostic{file.string(), "", "a line is not a result row (expected {\"point\": ...})"}});
+    row = parse_json_text(line, file);  // depth-limited: cells are dumped recursively for the CSV
+  } catch (const InputError& e) {
+    throw refuse("", e.diagnostics().front().message);
+  } catch (const json::exception& e) {  // e.g. a number too large for a double
+    throw refuse("", e.what());
   }
+  if (!row.is_object()) throw refuse("", fmt::format("wrong type (got {}, expected an object)", row.type_name()));
+  constexpr auto kMaxPoint = static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
+  const auto point = row.find("point");
+  const bool point_ok = point != row.end() && point->is_number_integer() &&
+                        (point->is_number_unsigned() ? point->get<std::uint64_t>() <= kMaxPoint
+                                                     : point->get<std::int64_t>() >= 0);
+  if (!point_ok)
+    throw refuse("/point", fmt::format("wrong value (got {}, expected a point number, an integer from 0)",
+                                       point == row.end() ? "nothing" : show_value(point->dump())));
+  const auto status = row.find("status");
+  if (status == row.end() || !status->is_string() ||
+      (*status != "ok" && *status != "invalid" && *status != "failed"))
+    throw refuse("/status", fmt::format("wrong value (got {}, expected ok, invalid or failed)",
+                                        status == row.end() ? "nothing" : show_value(status->dump())));
+  for (const char* key : {"params", "report"}) {
+    const auto it = row.find(key);
+    const bool required = std::string(key) == "report" && *status == "ok";
+    if ((it == row.end() && required) || (it != row.end() && !it->is_object()))
+      throw refuse(std::string("/") + key, fmt::format("wrong type (got {}, expected an object)",
+                                                       it == row.end() ? "nothing" : it->type_name()));
+  }
+  return point->get<std::int64_t>();
 }
-
-}  // namespace
 
 json flatten_report(const json& report) {
   json out = json::object();
@@ -158,7 +196,7 @@ SweepResults::SweepResults(std::filesystem::path dir, const json& sweep, const j
 void SweepResults::load() {
   done_.clear();
   for (std::string& line : read_lines(jsonl(), true)) {
-    const std::int64_t p = point_of(line, jsonl());
+    const std::int64_t p = result_point(line, jsonl().string());
     done_.emplace(p, std::move(line));
   }
 }
@@ -197,7 +235,7 @@ void SweepResults::merge(const std::vector<std::filesystem::path>& dirs, const s
                                                                dirs.front().string(), settings.dump())}});
     }
     for (std::string& line : read_lines(d / "results.jsonl", false)) {
-      const std::int64_t p = point_of(line, d / "results.jsonl");
+      const std::int64_t p = result_point(line, (d / "results.jsonl").string());
       auto [it, fresh] = rows.emplace(p, line);
       if (!fresh && it->second != line)
         throw InputError({Diagnostic{d.string(), "", fmt::format("point {} differs from the same point in another "

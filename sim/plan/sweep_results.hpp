@@ -57,6 +57,15 @@ class SweepResults {
 std::vector<std::int64_t> best_points(const std::map<std::int64_t, std::string>& rows, const std::string& metric,
                                       std::int64_t count, bool lowest);
 
+/// The complete lines of a results.jsonl text, empty lines skipped; a last line without its newline
+/// (a kill mid-write) is left out. Reads text only, so it can be tested and fuzzed without files.
+std::vector<std::string> complete_lines(const std::string& text);
+
+/// The point number of one results.jsonl line, after checking the line is a whole result row (an
+/// object with a point number from 0, a status, and the params and report objects). Throws
+/// InputError naming `file` when it is not.
+std::int64_t result_point(const std::string& line, const std::string& file);
+
 /// Appends one line with a single write to an O_APPEND descriptor, so concurrent writers never
 /// interleave and a line is whole or (after a kill mid-write) cut off at the end of the file.
 void append_line(const std::filesystem::path& file, const std::string& line);
