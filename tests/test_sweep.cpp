@@ -86,7 +86,7 @@ fs::path write_sweep(const fs::path& dir) {
 
 }  // namespace
 
-TEST_CASE("A sweep killed with SIGKILL and resumed gives exactly the uninterrupted rows", "[sweep]") {
+TEST_CASE("A sweep killed with SIGKILL and resumed gives exactly the uninterrupted rows", "[sweep][slow]") {
   const fs::path dir = scratch("kill");
   const fs::path file = write_sweep(dir);
   const fs::path whole = dir / "whole", killed = dir / "killed";
@@ -111,7 +111,7 @@ TEST_CASE("A sweep killed with SIGKILL and resumed gives exactly the uninterrupt
   CHECK(sorted_rows(killed) == expected);
 }
 
-TEST_CASE("Shards 1..N of a sweep merge to exactly the unsharded result", "[sweep]") {
+TEST_CASE("Shards 1..N of a sweep merge to exactly the unsharded result", "[sweep][slow]") {
   const fs::path dir = scratch("shards");
   const fs::path file = write_sweep(dir);
   REQUIRE(run_cli({"sweep", file.string(), "--out", (dir / "all").string(), "-q"}) == 0);
