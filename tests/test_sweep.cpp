@@ -174,7 +174,7 @@ TEST_CASE("Screening with --confirm reruns the best screened points with the DES
   CHECK(run_cli({"sweep", file, "--out", (dir / "bad").string(), "--confirm", "3", "-q"}) == 2);
 }
 
-TEST_CASE("Scenarios run as a family give exactly the reports of separate runs", "[sweep][family]") {
+TEST_CASE("Scenarios run as a family give exactly the reports of separate runs", "[sweep][family][slow]") {
   // Checkpoint intervals short enough for the persist to press back and long enough not to, with a
   // slow object store so that the windows differ in length, and two failure rates; async and
   // in-memory checkpoints; both executors.
