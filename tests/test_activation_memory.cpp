@@ -59,7 +59,7 @@ TEST_CASE("Per-layer activations equal Korthikanti Table 2 in all six configurat
   table.print();
 }
 
-TEST_CASE("First-stage activation totals match Eq. 5 / Eq. 6 and the interleaved factor", "[validation][activations]") {
+TEST_CASE("First-stage activation totals match Eq. 5 / Eq. 6 and the interleaved factor", "[validation][activations][slow]") {
   // Eq. 5: TP+SP, no recompute: (sbhL/t)(34 + 5as/h); Eq. 6: with selective recompute 34·sbhL/t.
   // The interleaved schedule multiplies by 1 + (p-1)/(pm) (§4.2.3). Outside the layers (§4.3) the
   // first stage also keeps the embedding dropout mask of p micro-batches (sbhp/t) and, when p = 1,
@@ -86,7 +86,7 @@ TEST_CASE("First-stage activation totals match Eq. 5 / Eq. 6 and the interleaved
   table.print();
 }
 
-TEST_CASE("Per-GPU memory matches Korthikanti Figure 1 within 3 %", "[validation][activations]") {
+TEST_CASE("Per-GPU memory matches Korthikanti Figure 1 within 3 %", "[validation][activations][slow]") {
   // Figure 1 values as read from the figure (reference/PUBLISHED_NUMBERS.md A2; the same ones
   // Calculon validates against: 8.49 % / 2.08 % average error there).
   struct Point {

@@ -59,7 +59,7 @@ std::string run_report(const std::filesystem::path& scenario) {
 
 }  // namespace
 
-TEST_CASE("Every shipped scenario matches its committed baseline report", "[regression]") {
+TEST_CASE("Every shipped scenario matches its committed baseline report", "[regression][slow]") {
   int compared = 0;
   for (const auto& entry : std::filesystem::directory_iterator(strata::test::source_path("scenarios"))) {
     if (entry.path().extension() != ".json") continue;

@@ -325,7 +325,7 @@ TEST_CASE("Redundant computation: replicas cost HBM and time, restore from the p
 }
 
 TEST_CASE("Extrapolating the background hops' steady pace matches simulating every iteration",
-          "[validation][checkpoint]") {
+          "[validation][checkpoint][slow]") {
   // Reference: the window extended until the persist ends or the next checkpoint is due (up to 64
   // iterations). Default: 4 iterations simulated, the pace of the 5th extrapolated. The remaining
   // error is the iteration in which the hops end, counted pro rata where the full simulation sees

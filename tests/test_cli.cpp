@@ -96,7 +96,7 @@ TEST_CASE("Invalid input exits 2, one line per error, and writes nothing", "[cli
   CHECK(strata_cli("frobnicate").code == 2);
 }
 
-TEST_CASE("Every shipped scenario runs and gives byte-identical reports twice", "[cli][determinism]") {
+TEST_CASE("Every shipped scenario runs and gives byte-identical reports twice", "[cli][determinism][slow]") {
   int scenarios = 0;
   for (const auto& entry : std::filesystem::directory_iterator(strata::test::source_path("scenarios"))) {
     if (entry.path().extension() != ".json") continue;

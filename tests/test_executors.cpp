@@ -108,7 +108,7 @@ TEST_CASE("Contention-free list scheduler equals the DES when nothing contends",
   CHECK(std::fabs(des.simulation->contention_time) <= 1e-9 * t_list);
 }
 
-TEST_CASE("Folded simulation matches simulating every rank within 0.5 %", "[simulation]") {
+TEST_CASE("Folded simulation matches simulating every rank within 0.5 %", "[simulation][slow]") {
   test::Comparison table("Folded vs unfolded iteration time (DES)", "s");
   const std::vector<std::pair<std::string, std::vector<std::string>>> cases = {
       {"korthikanti-22b-selective", {}},

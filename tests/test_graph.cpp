@@ -9,7 +9,7 @@
 
 using namespace strata;
 
-TEST_CASE("Model FLOPs per iteration equal Korthikanti et al. Eq. 7", "[validation][graph]") {
+TEST_CASE("Model FLOPs per iteration equal Korthikanti et al. Eq. 7", "[validation][graph][slow]") {
   // 72·B·L·s·h²·(1 + s/(6h) + v/(12hL)), model FLOPs without recomputation (Appendix A).
   test::Comparison table("Model FLOPs per iteration vs Korthikanti et al. 2022 Eq. 7", "PFLOP");
   for (const char* name : {"korthikanti-22b-full", "korthikanti-175b-full", "korthikanti-530b-full", "korthikanti-1t-full"}) {

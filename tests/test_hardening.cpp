@@ -241,7 +241,7 @@ TEST_CASE("Sweep files: strict shards, damaged lines, rows outside the sweep, on
   for (const char* a : axes) huge["grid"][a] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
   const std::string huge_file = temp_file("huge-sweep.json");
   std::ofstream(huge_file) << huge.dump();
-  check_refusals({{"sweep " + huge_file + " --out " + temp_file("huge-out"), 2, "over 10000000 points"}});
+  check_refusals({{"sweep " + huge_file + " --out " + temp_file("huge-out"), 2, "over 1000000 points"}});
 
   // Run a small sweep, damage a middle line and add a row for a point the sweep does not have.
   const std::string out = temp_file("sweep-damage");

@@ -67,7 +67,7 @@ TEST_CASE("solve finds the bandwidth threshold within 1 % of a dense sweep", "[p
 }
 
 TEST_CASE("advise on Korthikanti's 175B / 64-GPU case is at least as fast as the paper's configuration",
-          "[plan][advise]") {
+          "[plan][advise][slow]") {
   // The paper's choice (TP8 PP8 interleaved, selective recompute + SP) is scenarios/korthikanti-175b-selective;
   // the advisor searches the same model, cluster and batch.
   AdviseRequest r;

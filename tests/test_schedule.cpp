@@ -91,7 +91,7 @@ TEST_CASE("Schedules run every forward before its backward and keep at most p mi
 }
 
 TEST_CASE("Every shipped scenario's task DAG, checkpoint included, is acyclic with its stream order",
-          "[schedule][graph]") {
+          "[schedule][graph][slow]") {
   // The executors take insertion order as a topological order; Boost.Graph's topological sort of
   // the dependencies plus each stream's program order must accept every DAG the builder makes.
   for (const std::string& name : strata::test::catalog().list("scenario")) {

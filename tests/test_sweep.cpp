@@ -86,7 +86,7 @@ fs::path write_sweep(const fs::path& dir) {
 
 }  // namespace
 
-TEST_CASE("A sweep killed with SIGKILL and resumed gives exactly the uninterrupted rows", "[sweep]") {
+TEST_CASE("A sweep killed with SIGKILL and resumed gives exactly the uninterrupted rows", "[sweep][slow]") {
   const fs::path dir = scratch("kill");
   const fs::path file = write_sweep(dir);
   const fs::path whole = dir / "whole", killed = dir / "killed";
@@ -111,7 +111,7 @@ TEST_CASE("A sweep killed with SIGKILL and resumed gives exactly the uninterrupt
   CHECK(sorted_rows(killed) == expected);
 }
 
-TEST_CASE("Shards 1..N of a sweep merge to exactly the unsharded result", "[sweep]") {
+TEST_CASE("Shards 1..N of a sweep merge to exactly the unsharded result", "[sweep][slow]") {
   const fs::path dir = scratch("shards");
   const fs::path file = write_sweep(dir);
   REQUIRE(run_cli({"sweep", file.string(), "--out", (dir / "all").string(), "-q"}) == 0);
@@ -174,7 +174,7 @@ TEST_CASE("Screening with --confirm reruns the best screened points with the DES
   CHECK(run_cli({"sweep", file, "--out", (dir / "bad").string(), "--confirm", "3", "-q"}) == 2);
 }
 
-TEST_CASE("Scenarios run as a family give exactly the reports of separate runs", "[sweep][family]") {
+TEST_CASE("Scenarios run as a family give exactly the reports of separate runs", "[sweep][family][slow]") {
   // Checkpoint intervals short enough for the persist to press back and long enough not to, with a
   // slow object store so that the windows differ in length, and two failure rates; async and
   // in-memory checkpoints; both executors.

@@ -33,7 +33,7 @@ double eq8(const Case& c) { return 72 * c.batch * c.L * kSeq * c.h * c.h * (1 + 
 
 }  // namespace
 
-TEST_CASE("Korthikanti et al. 2022 Table 5: iteration time, MFU and HFU", "[validation][simulation]") {
+TEST_CASE("Korthikanti et al. 2022 Table 5: iteration time, MFU and HFU", "[validation][simulation][slow]") {
   Comparison time("Korthikanti et al. 2022 Table 5, iteration time (DES executor)", "s");
   Comparison mfu("Table 5 MFU from Eq. 7 with the simulated time (points of peak)", "%");
   Comparison hfu("Table 5 HFU from Eq. 8 with the simulated time (points of peak)", "%");

@@ -43,20 +43,27 @@ std::string csv_cell(const json& v) {
   return quoted + "\"";
 }
 
-struct NumberedLine {
-  std::size_t number;  ///< 1-based, as editors show it
-  std::string text;
-};
-
 /// Lines of a results file; a last line without its newline (a kill mid-write) is dropped and, if
 /// `trim`, cut from the file.
-std::vector<NumberedLine> read_lines(const std::filesystem::path& file, bool trim) {
-  std::vector<NumberedLine> lines;
+std::vector<ResultLine> read_lines(const std::filesystem::path& file, bool trim) {
   std::ifstream in(file, std::ios::binary);
-  if (!in) return lines;
+  if (!in) return {};
   std::stringstream buffer;
   buffer << in.rdbuf();
   const std::string text = buffer.str();
+  const std::size_t complete = text.rfind('\n') == std::string::npos ? 0 : text.rfind('\n') + 1;
+  if (trim && complete < text.size()) std::filesystem::resize_file(file, complete);
+  return complete_lines(text);
+}
+
+std::string location(const std::filesystem::path& file, std::size_t line) {
+  return fmt::format("{}:{}", file.string(), line);
+}
+
+}  // namespace
+
+std::vector<ResultLine> complete_lines(const std::string& text) {
+  std::vector<ResultLine> lines;
   std::size_t start = 0, number = 0;
   while (true) {
     const auto end = text.find('\n', start);
@@ -65,39 +72,36 @@ std::vector<NumberedLine> read_lines(const std::filesystem::path& file, bool tri
     if (end > start) lines.push_back({number, text.substr(start, end - start)});
     start = end + 1;
   }
-  if (trim && start < text.size()) std::filesystem::resize_file(file, start);
   return lines;
 }
 
-/// The point of a result line, or what is wrong with it: a row is an object with a point of the
-/// sweep, a status, its params and, when ok, its report.
-std::variant<std::int64_t, std::string> row_point(const std::string& line, std::int64_t point_count) {
+std::variant<std::int64_t, std::string> result_point(const std::string& line, std::int64_t point_count) {
+  // A results file is ours but lives on disk, where a kill, a full disk or a hand edit can damage it:
+  // every field that finish(), rows_to_csv() and best_points() rely on is checked here.
   json row;
   try {
-    row = json::parse(line);
-  } catch (const json::exception&) {
+    row = parse_json_text(line, "results.jsonl");  // depth-limited: cells are dumped recursively for the CSV
+  } catch (const InputError&) {
     return std::string("damaged line (not JSON)");
   }
-  if (!row.is_object() || !row.contains("point") || !row.at("point").is_number_integer() ||
-      !row.contains("status") || !row.at("status").is_string() || !row.contains("params") ||
-      !row.at("params").is_object())
-    return std::string("damaged line (expected a result row: point, status, params)");
-  const std::string status = row.at("status").get<std::string>();
-  if (status != "ok" && status != "invalid" && status != "failed")
+  if (!row.is_object()) return std::string("damaged line (expected a result row, an object)");
+  const auto point = row.find("point");
+  if (point == row.end() || !point->is_number_integer() ||
+      (point->is_number_unsigned() ? point->get<std::uint64_t>() >= static_cast<std::uint64_t>(point_count)
+                                   : point->get<std::int64_t>() < 0 || point->get<std::int64_t>() >= point_count))
+    return point != row.end() && point->is_number_integer()
+               ? fmt::format("a row for point {}, which the sweep does not have (expected 0 to {})", point->dump(),
+                             point_count - 1)
+               : std::string("damaged line (expected a point number, an integer from 0)");
+  const auto status = row.find("status");
+  if (status == row.end() || !status->is_string() || (*status != "ok" && *status != "invalid" && *status != "failed"))
     return std::string("damaged line (expected status ok, invalid or failed)");
-  if (status == "ok" && (!row.contains("report") || !row.at("report").is_object()))
-    return std::string("damaged line (an ok row without its report)");
-  const auto point = row.at("point").get<std::int64_t>();
-  if (point < 0 || point >= point_count)
-    return fmt::format("a row for point {}, which the sweep does not have (expected 0 to {})", point, point_count - 1);
-  return point;
+  const auto params = row.find("params"), report = row.find("report");
+  if (params == row.end() || !params->is_object()) return std::string("damaged line (expected params, an object)");
+  if ((report == row.end() && *status == "ok") || (report != row.end() && !report->is_object()))
+    return std::string("damaged line (expected the report, an object)");
+  return point->get<std::int64_t>();
 }
-
-std::string location(const std::filesystem::path& file, std::size_t line) {
-  return fmt::format("{}:{}", file.string(), line);
-}
-
-}  // namespace
 
 json flatten_report(const json& report) {
   json out = json::object();
@@ -198,8 +202,8 @@ SweepResults::~SweepResults() {
 
 void SweepResults::load(bool warn) {
   done_.clear();
-  for (NumberedLine& line : read_lines(jsonl(), true)) {
-    const auto point = row_point(line.text, point_count_);
+  for (ResultLine& line : read_lines(jsonl(), true)) {
+    const auto point = result_point(line.text, point_count_);
     if (const auto* why = std::get_if<std::string>(&point)) {
       if (warn)
         std::fprintf(stderr, "warning: %s: %s; left out, so that point runs again\n",
@@ -245,8 +249,8 @@ void SweepResults::merge(const std::vector<std::filesystem::path>& dirs, const s
                                                                dirs.front().string(), settings.dump())}});
     }
     if (point_count < 0) point_count = static_cast<std::int64_t>(parse_sweep(held, identity.string()).points.size());
-    for (NumberedLine& line : read_lines(d / "results.jsonl", false)) {
-      const auto point = row_point(line.text, point_count);
+    for (ResultLine& line : read_lines(d / "results.jsonl", false)) {
+      const auto point = result_point(line.text, point_count);
       if (const auto* why = std::get_if<std::string>(&point))
         throw InputError({Diagnostic{location(d / "results.jsonl", line.number), "", *why}});
       const std::int64_t p = std::get<std::int64_t>(point);

@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <map>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -66,6 +67,21 @@ class SweepResults {
 /// metric are skipped.
 std::vector<std::int64_t> best_points(const std::map<std::int64_t, std::string>& rows, const std::string& metric,
                                       std::int64_t count, bool lowest);
+
+/// A complete line of a results.jsonl text and its 1-based line number.
+struct ResultLine {
+  std::size_t number;
+  std::string text;
+};
+
+/// The complete lines of a results.jsonl text, empty lines skipped; a last line without its newline
+/// (a kill mid-write) is left out. Reads text only, so it can be tested and fuzzed without files.
+std::vector<ResultLine> complete_lines(const std::string& text);
+
+/// The point of one results.jsonl line of a sweep of `point_count` points, or what is wrong with it
+/// (not a whole result row: an object with a point of the sweep, a status, params and, when ok, the
+/// report).
+std::variant<std::int64_t, std::string> result_point(const std::string& line, std::int64_t point_count);
 
 /// CSV of rows (JSON objects as produced above): point, status, error, then params.*, then the
 /// report's keys, the union over rows in sorted order.

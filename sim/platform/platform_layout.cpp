@@ -50,7 +50,9 @@ LinkSpec PlatformLayout::link(LinkId id) const {
   std::int64_t node = 0;
   auto [slot, i] = decode(id, node);
   const double ssd_count = static_cast<double>(hw_.local_ssd.count);
-  auto name = [&](const char* what) { return fmt::format("node{}.{}{}", node, what, i); };
+  // A copy, not the binding: clang 14 (tools/fuzz, tools/sanitize) cannot capture structured bindings.
+  const auto index = i;
+  auto name = [&](const char* what) { return fmt::format("node{}.{}{}", node, what, index); };
   switch (slot) {
     case nvlink_tx: return {name("nvlink_tx"), hw_.nvlink_bandwidth.value * eff.nvlink, hw_.nvlink_latency.value};
     case nvlink_rx: return {name("nvlink_rx"), hw_.nvlink_bandwidth.value * eff.nvlink, 0.0};
