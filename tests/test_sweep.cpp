@@ -146,6 +146,34 @@ TEST_CASE("Shards 1..N of a sweep merge to exactly the unsharded result", "[swee
                    "list", "-q"}) == 0);
   CHECK(run_cli({"sweep", "--merge", (dir / "screened1").string(), (dir / "shard2").string(),
                  (dir / "shard3").string(), "--out", (dir / "mixed").string()}) == 2);
+
+  // A merge with a shard missing is refused; with --allow-partial it is marked partial.
+  CHECK(run_cli({"sweep", "--merge", (dir / "shard1").string(), (dir / "shard2").string(), "--out",
+                 (dir / "holes").string()}) == 2);
+  CHECK_FALSE(fs::exists(dir / "holes" / "results.csv"));
+  REQUIRE(run_cli({"sweep", "--merge", (dir / "shard1").string(), (dir / "shard2").string(), "--out",
+                   (dir / "partial").string(), "--allow-partial"}) == 0);
+  const json partial = json::parse(std::ifstream(dir / "partial" / "settings.json"));
+  CHECK(partial.at("partial").get<std::string>().starts_with("21 of 64 points missing (2, 5, 8, "));
+  std::string first_line;
+  std::getline(std::ifstream(dir / "partial" / "results.csv") >> std::ws, first_line);
+  CHECK(first_line.starts_with("# partial: 21 of 64 points missing"));
+}
+
+TEST_CASE("Swept quantities get a numeric column in SI units beside the text", "[sweep]") {
+  const fs::path dir = scratch("numeric");
+  const fs::path file = write_sweep(dir);
+  REQUIRE(run_cli({"sweep", file.string(), "--out", (dir / "out").string(), "--executor", "list", "-q"}) == 0);
+  std::ifstream csv(dir / "out" / "results.csv");
+  std::string header, row;
+  std::getline(csv, header);
+  CHECK(header.find("params.hardware.nvlink.bandwidth,params.hardware.nvlink.bandwidth [B/s]") != std::string::npos);
+  CHECK(header.find("params.failures.gpu_mtbf,params.failures.gpu_mtbf [s]") != std::string::npos);
+  // Each row's numeric cell is the SI value of the text before it ("2000 h" -> 7200000).
+  bool seen = false;
+  while (std::getline(csv, row))
+    if (row.find(",2000 h,7200000") != std::string::npos) seen = true;
+  CHECK(seen);
 }
 
 TEST_CASE("Screening with --confirm reruns the best screened points with the DES", "[sweep]") {

@@ -17,6 +17,7 @@
 #include "sim/core/diagnostics.hpp"
 #include "sim/core/json_file.hpp"
 #include "sim/core/output_file.hpp"
+#include "sim/core/units.hpp"
 #include "sim/plan/sweep_spec.hpp"
 #include "sim/report/report.hpp"
 
@@ -115,7 +116,16 @@ std::string row_line(const json& row) {
   return copy.dump();
 }
 
-std::string rows_to_csv(const std::vector<json>& rows) {
+/// The SI value of a swept quantity as the user wrote it ("100 GB/s" -> 1e11), for the numeric column
+/// beside it; null when the value is not a quantity of that dimension.
+json si_value(const json& v, Dimension dim) {
+  if (v.is_number()) return v;
+  if (!v.is_string()) return nullptr;
+  const auto si = parse_quantity(v.get<std::string>(), dim, nullptr);
+  return si ? json(*si) : json(nullptr);
+}
+
+std::string rows_to_csv(const std::vector<json>& rows, const std::string& comment) {
   static const json kEmpty = json::object();
   auto section = [](const json& row, const char* key) -> const json& {
     auto it = row.find(key);
@@ -126,10 +136,21 @@ std::string rows_to_csv(const std::vector<json>& rows) {
     for (const auto& [k, v] : section(r, "params").items()) params.insert(k);
     for (const auto& [k, v] : section(r, "report").items()) metrics.insert(k);
   }
+  // A swept quantity also gets a numeric column in SI base units beside the text the user wrote, so
+  // that a table tool sorts and plots it without parsing units ("1 TB/s" sorts before "100 GB/s").
+  std::map<std::string, Dimension> quantities;
+  for (const auto& p : params)
+    if (const Param* declared = scenario_param_at(p); declared && declared->kind == ParamKind::quantity)
+      quantities[p] = declared->dim;
   std::vector<std::string> header = {"point", "status", "error"};
-  for (const auto& p : params) header.push_back("params." + p);
+  for (const auto& p : params) {
+    header.push_back("params." + p);
+    if (auto q = quantities.find(p); q != quantities.end())
+      header.push_back(fmt::format("params.{} [{}]", p, si_unit(q->second)));
+  }
   header.insert(header.end(), metrics.begin(), metrics.end());
   std::string out;
+  if (!comment.empty()) out += "# " + comment + "\n";
   for (std::size_t i = 0; i < header.size(); ++i) {
     if (i) out.push_back(',');
     out.append(csv_cell(json(header[i])));
@@ -139,7 +160,11 @@ std::string rows_to_csv(const std::vector<json>& rows) {
     std::vector<json> cells = {r.at("point"), r.at("status"), r.contains("error") ? r.at("error") : json()};
     const json& ps = section(r, "params");
     const json& rep = section(r, "report");
-    for (const auto& p : params) cells.push_back(ps.contains(p) ? ps.at(p) : json());
+    for (const auto& p : params) {
+      cells.push_back(ps.contains(p) ? ps.at(p) : json());
+      if (auto q = quantities.find(p); q != quantities.end())
+        cells.push_back(ps.contains(p) ? si_value(ps.at(p), q->second) : json());
+    }
     for (const auto& m : metrics) cells.push_back(rep.contains(m) ? rep.at(m) : json());
     for (std::size_t i = 0; i < cells.size(); ++i) {
       if (i) out.push_back(',');
@@ -193,6 +218,8 @@ SweepResults::SweepResults(std::filesystem::path dir, const json& sweep, const j
   } else {
     write_file_atomically(run_with, settings.dump(2) + "\n");
   }
+  if (settings.contains("partial") && settings.at("partial").is_string())
+    csv_comment_ = "partial: " + settings.at("partial").get<std::string>();
   load(true);
 }
 
@@ -223,10 +250,31 @@ void SweepResults::finish() {
     rows.push_back(json::parse(line));
   }
   write_file_atomically(jsonl(), all);
-  write_file_atomically(csv(), rows_to_csv(rows));
+  write_file_atomically(csv(), rows_to_csv(rows, csv_comment_));
 }
 
-void SweepResults::merge(const std::vector<std::filesystem::path>& dirs, const std::filesystem::path& out) {
+namespace {
+
+/// "0-3, 7, 9-12" for sorted point numbers, cut after `most` ranges.
+std::string point_ranges(const std::vector<std::int64_t>& points, std::size_t most = 20) {
+  std::string out;
+  std::size_t shown = 0;
+  for (std::size_t i = 0; i < points.size();) {
+    std::size_t j = i;
+    while (j + 1 < points.size() && points[j + 1] == points[j] + 1) ++j;
+    if (shown == most) return out + ", ...";
+    out += (out.empty() ? "" : ", ") +
+           (i == j ? std::to_string(points[i]) : fmt::format("{}-{}", points[i], points[j]));
+    ++shown;
+    i = j + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
+void SweepResults::merge(const std::vector<std::filesystem::path>& dirs, const std::filesystem::path& out,
+                         bool allow_partial) {
   if (dirs.empty()) throw InputError({Diagnostic{"--merge", "", "no folders (expected the shard folders to merge)"}});
   json sweep, settings;
   std::int64_t point_count = -1;
@@ -260,6 +308,16 @@ void SweepResults::merge(const std::vector<std::filesystem::path>& dirs, const s
                                                                  "folder (expected identical rows)", p)}});
     }
   }
+  std::vector<std::int64_t> missing;
+  for (std::int64_t p = 0; p < point_count; ++p)
+    if (!rows.count(p)) missing.push_back(p);
+  if (!missing.empty() && !allow_partial)
+    throw InputError({Diagnostic{"--merge", "", fmt::format("the folders hold {} of the sweep's {} points; missing: {} "
+                                                            "(expected the folders of every shard, or --allow-partial)",
+                                                            rows.size(), point_count, point_ranges(missing))}});
+  if (!missing.empty())
+    settings["partial"] = fmt::format("{} of {} points missing ({}), merged with --allow-partial", missing.size(),
+                                      point_count, point_ranges(missing));
   SweepResults merged(out, sweep, settings, point_count);
   std::string all;
   for (const auto& [p, line] : rows) all += line + "\n";

@@ -52,12 +52,17 @@ class SweepResults {
   /// Rows of every DIR (each holding the same sweep, run with the same settings) into `out`: each
   /// point once; a point two shards both ran must agree. Throws InputError on a mismatch, a damaged
   /// line or a row for a point the sweep does not have (with the file and line number).
-  static void merge(const std::vector<std::filesystem::path>& dirs, const std::filesystem::path& out);
+  /// Every point of the sweep must be in one of them, else InputError naming the missing points,
+  /// unless `allow_partial`, which records what is missing in out/settings.json ("partial") and in
+  /// a comment line at the top of the CSV.
+  static void merge(const std::vector<std::filesystem::path>& dirs, const std::filesystem::path& out,
+                    bool allow_partial = false);
 
  private:
   void load(bool warn);
   std::filesystem::path dir_;
   std::int64_t point_count_ = 0;
+  std::string csv_comment_;  ///< "partial: ..." for a partial merge
   int lock_fd_ = -1;
   std::map<std::int64_t, std::string> done_;  ///< point -> its line
 };
@@ -83,8 +88,9 @@ std::vector<ResultLine> complete_lines(const std::string& text);
 /// report).
 std::variant<std::int64_t, std::string> result_point(const std::string& line, std::int64_t point_count);
 
-/// CSV of rows (JSON objects as produced above): point, status, error, then params.*, then the
-/// report's keys, the union over rows in sorted order.
-std::string rows_to_csv(const std::vector<nlohmann::json>& rows);
+/// CSV of rows (JSON objects as produced above): point, status, error, then params.* (a swept quantity
+/// followed by its SI value in a column `params.PATH [UNIT]`), then the report's keys, the union over
+/// rows in sorted order. A non-empty `comment` goes first, as a line starting with "# ".
+std::string rows_to_csv(const std::vector<nlohmann::json>& rows, const std::string& comment = "");
 
 }  // namespace strata

@@ -35,6 +35,7 @@ struct SweepCommandOptions {
   std::string by;                  ///< the metric ranking them ("" : goodput-weighted tokens/s, else tokens/s)
   bool lowest = false;             ///< the best have the lowest value of `by`
   std::vector<std::string> merge;  ///< folders to merge instead of running
+  bool allow_partial = false;      ///< merge even when points are missing (marked partial)
   bool quiet = false;
 };
 

@@ -87,6 +87,8 @@ int main(int argc, char** argv) {
       ->needs(confirm);
   sweep_cmd->add_option("--merge", sweep.merge, "merge these shard output folders into --out instead of running")
       ->expected(1, -1);
+  sweep_cmd->add_flag("--allow-partial", sweep.allow_partial,
+                      "with --merge: merge even when points are missing, marking the result partial");
   sweep_cmd->add_flag("-q,--quiet", sweep.quiet, "no progress bar");
 
   CompareOptions compare;

@@ -128,7 +128,7 @@ int sweep_command(const FolderCatalog& catalog, const SweepCommandOptions& o) {
   const auto started = std::chrono::steady_clock::now();
   if (!o.merge.empty()) {
     std::vector<std::filesystem::path> dirs(o.merge.begin(), o.merge.end());
-    SweepResults::merge(dirs, o.out);
+    SweepResults::merge(dirs, o.out, o.allow_partial);
     std::fprintf(stderr, "merged %zu folders into %s\n", dirs.size(), o.out.c_str());
     return 0;
   }
