@@ -78,7 +78,7 @@ TEST_CASE("Every cited section of docs/references.md exists", "[docs]") {
 
   // Comments wrap citations over lines: join each line break and its comment marker into a space.
   const std::regex wrap("\\n[ \\t]*(///?|#)?[ \\t]*");
-  const std::regex cite("docs/references\\.md, ([A-Z][A-Za-z0-9 -]*[A-Za-z0-9])");
+  const std::regex cite("docs/references\\.md`?, ([A-Z][A-Za-z0-9 -]*[A-Za-z0-9])");
   int citations = 0;
   for (const auto& p : cited_files()) {
     const std::string text = std::regex_replace(read(p), wrap, " ");
