@@ -87,8 +87,9 @@ TEST_CASE("First-stage activation totals match Eq. 5 / Eq. 6 and the interleaved
 }
 
 TEST_CASE("Per-GPU memory matches Korthikanti Figure 1 within 3 %", "[validation][activations][slow]") {
-  // Figure 1 values as read from the figure (reference/PUBLISHED_NUMBERS.md A2; the same ones
-  // Calculon validates against: 8.49 % / 2.08 % average error there).
+  // Korthikanti et al. 2022 Figure 1, values as read from the figure (docs/references.md,
+  // Activation memory; the same ones Calculon validates against: 8.49 % / 2.08 % average error
+  // there).
   struct Point {
     const Case* c;
     double params_optimizer, act_tp_only, act_sp_selective;  // GiB

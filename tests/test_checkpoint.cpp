@@ -1,7 +1,8 @@
 // Checkpoint cost against closed forms (issue: checkpointing). Content: 16-bit weights + fp32 master +
-// Adam moments = 14 B/param (PUBLISHED_NUMBERS C1; Narayanan et al. 2021 §5.10: the 1T model's
-// checkpoint is 13.8 TB). Timing: a sync checkpoint takes its bytes over the bottleneck of its path;
-// an async one stalls training for the snapshot to DRAM only, until the persist outlasts the interval.
+// Adam moments = 14 B/param (docs/references.md, Checkpoint sizes; Narayanan et al. 2021 §5.10: the
+// 1T model's checkpoint is 13.8 TB). Timing: a sync checkpoint takes its bytes over the bottleneck
+// of its path; an async one stalls training for the snapshot to DRAM only, until the persist outlasts
+// the interval.
 
 #include <catch2/catch.hpp>
 
@@ -129,7 +130,8 @@ TEST_CASE("Checkpoint strategy ordering: stall sync > tiered >= async; tiered pe
 }
 
 TEST_CASE("An async snapshot larger than the node's DRAM is reported as a DRAM overflow", "[checkpoint]") {
-  // The seed's OOM risk: 8 GPUs of a node snapshot 8 × 39.5 GB (GPT-3 175B, 64 A100) into 256 GiB.
+  // The host-DRAM overflow risk of async checkpoints (docs/references.md, Checkpoint strategies):
+  // 8 GPUs of a node snapshot 8 × 39.5 GB (GPT-3 175B, 64 A100) into 256 GiB.
   const RunResult r = run("default", {"hardware.host.dram=256 GiB"});
   REQUIRE(r.checkpoint);
   const auto& dram = r.checkpoint->staging.at(Tier::dram);
@@ -144,9 +146,10 @@ TEST_CASE("An async snapshot larger than the node's DRAM is reported as a DRAM o
 
 TEST_CASE("Near storage: only 16-bit gradients and weights cross PCIe; the fp32 states stay on the SSDs",
           "[analytic][checkpoint]") {
-  // SK hynix's computational-SSD design (seeds/003): per iteration each rank sends its reduced
-  // gradient shard down and gets its weight shard back, both in 16 bits; the update reads and rewrites
-  // the fp32 master and moments inside the drives.
+  // SK hynix's computational-SSD design (FMS 2025; docs/references.md, Near-storage optimizer
+  // step): per iteration each rank sends its reduced gradient shard down and gets its weight shard
+  // back, both in 16 bits; the update reads and rewrites the fp32 master and moments inside the
+  // drives.
   const Scenario sc = test::load("llama-3-70b-h100-csd-near-storage");
   const ComputeGraph graph = build_compute_graph(sc.model, {sc.training.seq_len, sc.training.micro_batch_size, 2.0,
                                                             sc.training.flash_attention});
@@ -282,8 +285,9 @@ TEST_CASE("The shipped DRAM-overflow scenario reports the async staging overfill
 
 TEST_CASE("Redundant computation: replicas cost HBM and time, restore from the previous stage, no checkpoint stall",
           "[analytic][checkpoint]") {
-  // Bamboo (seed 000's redundant computation): every stage also holds the next stage's weights and
-  // optimizer states; a failed rank's state comes from the previous stage's GPU over the network.
+  // Bamboo (Thorpe et al. NSDI 2023; docs/references.md, Redundant computation): every stage also
+  // holds the next stage's weights and optimizer states; a failed rank's state comes from the
+  // previous stage's GPU over the network.
   const std::string name = "llama-3-70b-h100-cxl-async";
   const std::vector<std::string> redundant = {"checkpoint.strategy=redundant_compute"};
   const Scenario sc = test::load(name, redundant);

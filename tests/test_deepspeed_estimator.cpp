@@ -1,4 +1,4 @@
-// DeepSpeed's memory estimators (reference/PUBLISHED_NUMBERS.md A3):
+// DeepSpeed's memory estimators (docs/references.md, DeepSpeed memory estimators):
 //   ZeRO-3 (deepspeed/runtime/zero/stage3.py, estimate_zero3_model_states_mem_needs):
 //     offload params+optimizer: gpu = 4·LLP;            cpu = 18·P·abf / nodes (zero_init)
 //     offload optimizer:        gpu = 4·LLP + 2P/N;     cpu = 16·P·abf / nodes (zero_init)

@@ -1,6 +1,6 @@
 // Run-level goodput against closed forms: Young (1974) and Daly (2006) optimal intervals with Daly's
-// published examples (PUBLISHED_NUMBERS D4: δ = 5 min; M = 24 h → 116.7 min, 6 h → 56.7 min,
-// 15 min → 9.1 min; Young 120 / 60 / 12.2 min), and the first-order goodput model
+// published examples (docs/references.md, Checkpoint interval: δ = 5 min; M = 24 h → 116.7 min,
+// 6 h → 56.7 min, 15 min → 9.1 min; Young 120 / 60 / 12.2 min), and the first-order goodput model
 // (1 − (restart + τ/2)/M) / (1 + δ/τ) for exponential failures.
 
 #include <catch2/catch.hpp>

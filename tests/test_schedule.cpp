@@ -1,4 +1,5 @@
-// Pipeline schedules against their closed forms (Narayanan et al. 2021 §2.2; PUBLISHED_NUMBERS B2):
+// Pipeline schedules against their closed forms (Narayanan et al. 2021 §2.2; docs/references.md,
+// Pipeline schedules):
 // with identical stages and free communication, the bubble is (p-1)/(m+p-1) of the iteration for
 // GPipe and 1F1B and (p-1)/(v·m+p-1) for the interleaved schedule, and the iteration lasts
 // (m+p-1)·(t_f+t_b), or (m+(p-1)/v)·(t_f+t_b) interleaved.

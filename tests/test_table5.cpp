@@ -1,8 +1,8 @@
 // Iteration time against Korthikanti et al. 2022 ("Reducing Activation Recomputation in Large
 // Transformer Models", arXiv 2205.05198), Table 5: 22B, 175B, 530B and 1T on A100-80GB, full
-// recompute and selective recompute + sequence parallelism (PUBLISHED_NUMBERS A2 [V]). One set of
-// hardware efficiencies for all eight (hardware_profiles/dgx-a100-80g.json). Calculon's published
-// error on the same points: 3.65 % mean, 8.87 % max; the acceptance is 3 % / 6 %.
+// recompute and selective recompute + sequence parallelism (docs/references.md, Iteration time).
+// One set of hardware efficiencies for all eight (hardware_profiles/dgx-a100-80g.json). Calculon's
+// published error on the same points: 3.65 % mean, 8.87 % max; the acceptance is 3 % / 6 %.
 
 #include <catch2/catch.hpp>
 

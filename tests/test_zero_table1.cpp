@@ -70,8 +70,8 @@ TEST_CASE("ZeRO Table 1 model states per GPU match the ZeRO formulas", "[validat
 
 TEST_CASE("ZeRO model-state formulas reproduce the published Table 1 cells", "[validation][zero]") {
   // The table sometimes truncates (513.5 prints as 513, 257.75 as 257) and sometimes rounds (1.875
-  // as 1.88) (reference/PUBLISHED_NUMBERS.md A1), so a cell matches when Strata's value at the
-  // table's exact Ψ lies within one unit of the printed last digit.
+  // as 1.88) (docs/references.md, Model-state memory), so a cell matches when Strata's value at
+  // the table's exact Ψ lies within one unit of the printed last digit.
   struct Cell {
     double psi;
     int stage;

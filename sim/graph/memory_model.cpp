@@ -170,7 +170,8 @@ MemoryEstimate estimate_memory(const Scenario& sc, const ComputeGraph& graph, co
     }
     if (sc.checkpoint.enabled && sc.checkpoint.strategy == "near_storage") {
       // Computational SSDs hold the optimizer states (fp32 master and moments) and receive the 16-bit
-      // gradients; the step runs there (SK hynix's checkpoint-offload design, seed 003).
+      // gradients; the step runs there (SK hynix's checkpoint-offload design, FMS 2025;
+      // docs/references.md, Near-storage optimizer step).
       const double on_ssd = (bytes.optimizer + bytes.weights) * N / (shard_optimizer ? dp : 1.0);
       sm.offloaded[Tier::local_ssd] += on_ssd;
       sm.offloaded_states[Tier::local_ssd] += on_ssd;

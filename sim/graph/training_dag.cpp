@@ -399,10 +399,11 @@ class DagBuilder {
   /// The model chunk whose replica a chunk's stage keeps (redundant computation): the next one.
   int successor(int chunk) const { return (chunk + 1) % chunks_; }
 
-  /// Redundant computation (Bamboo, Thorpe et al. NSDI 2023; seed 000): after its own forward and
-  /// send, the stage runs the forward of the successor chunk's layers on the same input, with their
-  /// TP collectives, so that it can take over if the successor fails. Its activations are not kept
-  /// (Bamboo's lazy backward runs only after a failure).
+  /// Redundant computation (Bamboo, Thorpe et al. NSDI 2023; docs/references.md, Redundant
+  /// computation): after its own forward and send, the stage runs the forward of the successor
+  /// chunk's layers on the same input, with their TP collectives, so that it can take over if the
+  /// successor fails. Its activations are not kept (Bamboo's lazy backward runs only after a
+  /// failure).
   void emit_redundant_forward(int stage, const PipelineUnit& u) {
     const ModelChunk& next = part_.chunks[static_cast<std::size_t>(successor(u.chunk))];
     double flops = 0.0, bytes = 0.0;
@@ -596,9 +597,10 @@ class DagBuilder {
     return sharded ? static_cast<double>(layout_.dp) : 1.0;
   }
 
-  /// Near-storage step (computational SSD, seed 003): once the last 16-bit gradient shard is on the
-  /// drives, the update reads and rewrites the fp32 states on the drives' own media, and the 16-bit
-  /// weights come back to the GPU peer to peer. Nothing in 32 bits crosses PCIe.
+  /// Near-storage step (computational SSD; docs/references.md, Near-storage optimizer step): once
+  /// the last 16-bit gradient shard is on the drives, the update reads and rewrites the fp32 states
+  /// on the drives' own media, and the 16-bit weights come back to the GPU peer to peer. Nothing in
+  /// 32 bits crosses PCIe.
   std::vector<TaskId> emit_storage_optimizer(int stage, double params, Frontier deps) {
     const auto& sent = grad_out_[static_cast<std::size_t>(stage)];
     for (std::size_t i = 0; i < lanes_.size() && i < sent.size(); ++i) deps[i].push_back(sent[i]);
@@ -858,8 +860,8 @@ int dag_iterations(const Scenario& sc, const DagOptions& options) {
 
 std::vector<double> checkpoint_bytes_per_rank(const Scenario& sc, const MemoryEstimate& memory) {
   // 16-bit weights plus the optimizer states (fp32 master + moments): 14 B/param for mixed-precision
-  // Adam (PUBLISHED_NUMBERS C1); gradients are not saved. Near storage saves the states alone (the
-  // fp32 master stands for the weights).
+  // Adam (docs/references.md, Checkpoint sizes); gradients are not saved. Near storage saves the
+  // states alone (the fp32 master stands for the weights).
   const StateBytes b = state_bytes(sc.training);
   const bool near = sc.checkpoint.strategy == "near_storage";
   std::vector<double> out;

@@ -3,9 +3,11 @@
 /// The configuration advisor: for a scenario's model, cluster and global batch, searches tensor,
 /// pipeline and data parallelism, interleaving, micro-batch size, ZeRO stage, recomputation and
 /// (only if nothing else fits) optimizer offload, then the checkpoint strategy and interval, and
-/// ranks what fits by tokens/s or by goodput-weighted tokens/s. It follows seed 000's selection
-/// logic by construction: the least recomputation that fits, offload only under memory pressure,
-/// and the simulation decides between TP (NVLink-rich nodes) and PP (slow links).
+/// ranks what fits by tokens/s or by goodput-weighted tokens/s. It follows the technique-selection
+/// guide of Feng et al. 2024 (J. Computer Research and Development 61(4), Figure 11 and Table 4;
+/// docs/references.md, Configuration advisor) by construction: the least recomputation that fits,
+/// offload only under memory pressure, and the simulation decides between TP (NVLink-rich nodes)
+/// and PP (slow links).
 ///
 /// Stages: every candidate is validated and its memory estimated (no simulation); those that fit
 /// are screened with the contention-free executor (training only); the best `confirm` are
