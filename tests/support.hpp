@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <array>
 #include <cmath>
@@ -50,9 +51,10 @@ inline Result strata_cli(const std::string& args, const std::string& stderr_to =
   return r;
 }
 
-/// A path in the temporary folder, removed if it exists.
+/// A path in the temporary folder, removed if it exists; named after this process, so that test cases
+/// running in parallel (ctest -j) never share one.
 inline std::string temp_file(const std::string& name) {
-  auto p = std::filesystem::temp_directory_path() / ("strata-cli-test-" + name);
+  auto p = std::filesystem::temp_directory_path() / fmt::format("strata-cli-test-{}-{}", ::getpid(), name);
   std::filesystem::remove_all(p);
   return p.string();
 }

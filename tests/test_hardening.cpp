@@ -159,16 +159,17 @@ TEST_CASE("Derived values stay in their range: first-order goodput at a 1 h GPU 
 }
 
 TEST_CASE("Guards: sizes that would exhaust memory or time are refused before they run", "[hardening][guards]") {
+  const std::string never = temp_file("never-written.json");
   check_refusals({
       {"run default --set training.iterations=1000000", 2,
        "--set training.iterations=1000000: /training/iterations: the simulation would hold about"},
       {"run default --set training.global_batch_size=1000000", 2, "/training/global_batch_size: the simulation would"},
       {"run llama-3.1-405b-llama3-16k --no-fold", 2, "drop --no-fold, or raise --max-tasks"},
-      {"run megatron-1t-3072-a100 --trace /tmp/strata-never-written.json", 2, "raise --max-trace-tasks"},
+      {"run megatron-1t-3072-a100 --trace " + never, 2, "raise --max-trace-tasks"},
       {"run default --executor list --set failures.runs=100000 --set 'failures.horizon=10000 d'", 2,
        "/failures/runs: the run-level simulation would take about"},
   });
-  CHECK_FALSE(std::filesystem::exists("/tmp/strata-never-written.json"));
+  CHECK_FALSE(std::filesystem::exists(never));
 }
 
 TEST_CASE("Output paths: directories refused, FIFOs written through, symlinks keep their link", "[hardening][output]") {
@@ -209,7 +210,8 @@ TEST_CASE("Output paths: directories refused, FIFOs written through, symlinks ke
   CHECK(nlohmann::json::parse(received)["schema"] == "strata.report/v1");
   // No temporary file is left beside the outputs.
   for (const auto& entry : std::filesystem::directory_iterator(std::filesystem::temp_directory_path()))
-    CHECK(entry.path().filename().string().find("strata-cli-test-link.json.tmp") == std::string::npos);
+    CHECK(entry.path().filename().string().find(std::filesystem::path(link).filename().string() + ".tmp") ==
+          std::string::npos);
   for (const auto& p : {dir, file, target, link, fifo}) std::filesystem::remove_all(p);
 }
 

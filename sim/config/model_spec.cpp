@@ -231,7 +231,10 @@ bool present(const json& hf, const char* key) { return hf.contains(key) && !hf.a
 json from_huggingface(const json& hf, const std::string& pointer, Diagnostics& diag) {
   auto at = [&](const std::string& key) { return pointer + "/" + pointer_escape(key); };
   const std::size_t errors_before = diag.size();
-  for (const auto& [key, value] : hf.items()) {
+  for (const auto& item : hf.items()) {
+    // Named copies, not a structured binding: clang 14 cannot capture a binding in a lambda.
+    const std::string& key = item.key();
+    const json& value = item.value();
     switch (huggingface_key_role(key)) {
       case HfKeyRole::modelled:
       case HfKeyRole::ignored: break;
