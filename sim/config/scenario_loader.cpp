@@ -28,6 +28,13 @@ std::string Override::label() const {
 }
 
 Override parse_override(const std::string& text) {
+  // Everything downstream keeps text in JSON strings, which must be UTF-8: refuse other bytes here,
+  // once, instead of failing wherever a message quotes the value.
+  try {
+    (void)json(text).dump();
+  } catch (const json::type_error&) {
+    throw InputError({Diagnostic{"--set", "", "not valid UTF-8 text (expected PATH=VALUE in UTF-8)"}});
+  }
   auto eq = text.find('=');
   if (eq == std::string::npos || eq == 0)
     throw InputError({Diagnostic{"--set " + text, "", "expected PATH=VALUE (e.g. parallelism.tp=4)"}});

@@ -146,7 +146,7 @@ void combination(const std::vector<Axis>& axes, std::int64_t k, json& params) {
 
 }  // namespace
 
-SweepSpec parse_sweep(const json& doc, const std::string& file) {
+SweepSpec parse_sweep(const json& doc, const std::string& file, std::int64_t max_points) {
   SourceMap sources(file);
   Diagnostics diag(&sources);
   ObjectReader top(doc, "", kSweep, diag);
@@ -189,10 +189,20 @@ SweepSpec parse_sweep(const json& doc, const std::string& file) {
 
   for (const auto* group : {&grid, &zip, &drawn})
     for (const Axis& a : *group) spec.axes.push_back(a.path);
+  // The size first, without overflow, so an oversized sweep is refused before anything is drawn.
+  const std::int64_t space = drawn.empty() ? 1 : product_size(drawn);
+  const std::int64_t grid_n = product_size(grid);
+  const std::int64_t zip_n = zip.empty() ? 1 : static_cast<std::int64_t>(zip.front().values.size());
+  const std::int64_t total =
+      capped_product(capped_product(grid_n, zip_n), drawn.empty() ? 1 : std::min(count, space));
+  if (total > max_points)
+    diag.add("", fmt::format("over {} points (expected at most {}: use sample to draw from a large space)", max_points,
+                             max_points));
+  diag.throw_if_any();
+
   // Sampled combinations: `count` distinct draws from the product, in draw order.
   std::vector<std::int64_t> draws = {-1};
   if (!drawn.empty()) {
-    const std::int64_t space = product_size(drawn);
     draws.clear();
     if (count >= space) {
       for (std::int64_t k = 0; k < space; ++k) draws.push_back(k);
@@ -205,13 +215,6 @@ SweepSpec parse_sweep(const json& doc, const std::string& file) {
       }
     }
   }
-  const std::int64_t grid_n = product_size(grid);
-  const std::int64_t zip_n = zip.empty() ? 1 : static_cast<std::int64_t>(zip.front().values.size());
-  const std::int64_t total = capped_product(capped_product(grid_n, zip_n), static_cast<std::int64_t>(draws.size()));
-  if (total > kMaxSweepPoints)
-    diag.add("", fmt::format("over {} points (expected at most {}: use sample to draw from a large space)",
-                             kMaxSweepPoints, kMaxSweepPoints));
-  diag.throw_if_any();
 
   for (std::int64_t g = 0; g < grid_n; ++g)
     for (std::int64_t z = 0; z < zip_n; ++z)

@@ -46,7 +46,7 @@ inline constexpr std::int64_t kMaxSweepPoints = 1'000'000;
 
 /// Validates the sweep document (paths against the scenario, hardware and model parameter
 /// tables, non-empty axes, values of the parameter's kind, equal zip lengths) and enumerates its
-/// points. Throws InputError naming `file` and the JSON pointer.
-SweepSpec parse_sweep(const nlohmann::json& doc, const std::string& file);
+/// points, at most `max_points` of them. Throws InputError naming `file` and the JSON pointer.
+SweepSpec parse_sweep(const nlohmann::json& doc, const std::string& file, std::int64_t max_points = kMaxSweepPoints);
 
 }  // namespace strata
