@@ -144,7 +144,8 @@ AdviseResult advise(const AdviseRequest& request, const DocumentResolver& resolv
   }
 
   // 2. Screen: training alone, contention-free. Refused up front when the screens together would take
-  // longer than a user waits for an answer (the list executor runs about 5 million tasks a second).
+  // minutes: the DES runs about 2e5 tasks a second (BENCHMARKS.md), screening some ten times that, and
+  // the estimate is about twice the real count, so 3e8 estimated tasks is minutes of screening.
   constexpr double kMaxScreenedTasks = 3e8;
   double screened_tasks = 0.0;
   for (const Candidate& c : fitting) screened_tasks += estimate_dag_size(c.scenario, true).tasks;
