@@ -83,7 +83,7 @@ TEST_CASE("Async checkpoint stalls for the snapshot; back-pressure once persist 
           "[analytic][checkpoint]") {
   const Scenario sc = test::load("default");
   const RunResult r = run("default", {});
-  REQUIRE(r.checkpoint->strategy == "async");
+  REQUIRE(std::holds_alternative<AsyncCheckpoint>(sc.checkpoint.strategy));
   // Snapshot GPU -> DRAM: each GPU's x16 link, its switch uplink shared by gpus_per_switch GPUs, the
   // node's DRAM shared by its 8 GPUs.
   const double pcie = sc.hardware.pcie.bandwidth.value * sc.hardware.efficiency.pcie;

@@ -36,7 +36,7 @@ TEST_CASE("Simulated goodput matches the first-order model for exponential failu
     cycle.stall_s = 60.0;
     cycle.durable_s = 60.0;  // sync: durable when the stall ends
     cycle.restart_s = 600.0;
-    const FailureLaw law{mtbf_h * hour, "exponential", 1.0};
+    const FailureLaw law{mtbf_h * hour, FailureDistribution::exponential, 1.0};
     const GoodputResult g = simulate_goodput(cycle, law, 2000 * hour, 7, 400);
     const double model = first_order_goodput(cycle, law.mtbf_s);
     table.add(fmt::format("M = {:.0f} h, τ = 30 min, δ = 1 min, R = 10 min (±{:.4f})", mtbf_h, g.goodput.ci95), model,
@@ -49,7 +49,7 @@ TEST_CASE("Simulated goodput matches the first-order model for exponential failu
 
 TEST_CASE("Goodput runs are deterministic per seed and Weibull keeps the MTBF", "[unit][goodput]") {
   RunCycle cycle{1800.0, 60.0, 120.0, 600.0, 300.0, true, {}};
-  const FailureLaw exp_law{36000.0, "exponential", 1.0}, weibull{36000.0, "weibull", 0.7};
+  const FailureLaw exp_law{36000.0, FailureDistribution::exponential, 1.0}, weibull{36000.0, FailureDistribution::weibull, 0.7};
   const GoodputResult a = simulate_goodput(cycle, exp_law, 1e6, 3, 16), b = simulate_goodput(cycle, exp_law, 1e6, 3, 16);
   CHECK(a.goodput.mean == b.goodput.mean);
   const GoodputResult w = simulate_goodput(cycle, weibull, 1e7, 3, 64);

@@ -166,6 +166,12 @@ TEST_CASE("Invalid scenarios give one pinned line per error", "[input]") {
        "local_ssd.computational=true"},
       {"drain outside tiered", with(base(), "/checkpoint", {{"strategy", "async"}, {"drain", "congestion_aware"}}), {},
        "inline.json: /checkpoint/drain: applies to the tiered strategy (got strategy async)"},
+      {"peer replicas outside in_memory", with(base(), "/checkpoint", {{"strategy", "tiered"}, {"replicas", 2}}), {},
+       "inline.json: /checkpoint/replicas: applies to the in_memory strategy (got strategy tiered)"},
+      {"chunks set with a strategy switched away from tiered",
+       with(base(), "/checkpoint", {{"strategy", "tiered"}, {"chunks", 4}}),
+       {"checkpoint.strategy=sync", "checkpoint.chunks=2"},
+       "--set checkpoint.chunks=2: /checkpoint/chunks: applies to the tiered strategy (got strategy sync)"},
       {"more in-memory replicas than peers",
        with(base(), "/checkpoint", {{"strategy", "in_memory"}, {"tiers", {"dram"}}, {"replicas", 8}}), {},
        "inline.json: /checkpoint: in_memory with 8 peer replica(s) needs at least 9 nodes (the scenario has 8); "

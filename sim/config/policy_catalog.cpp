@@ -2,6 +2,9 @@
 
 #include <stdexcept>
 
+#include "sim/config/checkpoint_policy.hpp"
+#include "sim/config/scenario_spec.hpp"
+
 namespace strata {
 
 const PolicyCategory& PolicyCatalog::category(const std::string& name) const {
@@ -35,29 +38,24 @@ void register_builtin_policies(PolicyCatalog& catalog) {
                 {"cpu", "host DRAM (ZeRO-Offload; vDNN for activations)"},
                 {"nvme", "node-local NVMe SSDs (ZeRO-Infinity)"},
                 {"cxl", "CXL-attached memory expander"}}});
-  catalog.add({"checkpoint_strategy", "checkpoint.strategy", "how checkpoints are written",
-               {{"sync", "training stops until the checkpoint is durable in the last tier"},
-                {"async", "snapshot to host DRAM, persist in the background (CheckFreq, DCP async_save)"},
-                {"tiered", "GPU -> CXL/DRAM -> local SSD -> object store, pipelined in checkpoint.chunks pieces"},
-                {"in_memory", "snapshot to DRAM, copy to checkpoint.replicas peer nodes' DRAM; every "
-                              "checkpoint.persist_every-th also goes to the later tiers (Gemini)"},
-                {"redundant_compute", "no checkpoint: each pipeline stage keeps the next stage's weights and "
-                                      "optimizer states and runs its forward and step redundantly (Bamboo); a "
-                                      "failure loses at most the current iteration"},
-                {"near_storage", "the optimizer runs on computational SSDs: 16-bit gradients down, 16-bit "
-                                 "weights up; fp32 states stay on the SSD, so checkpoints need no transfer"}}});
+  // Checkpoint strategies and drains are types: their names and docs come from them.
+  PolicyCategory strategies{"checkpoint_strategy", "checkpoint.strategy", "how checkpoints are written", {}};
+  for (const auto& [name, doc] : checkpoint_strategy_docs()) strategies.policies.push_back({name, doc});
+  catalog.add(std::move(strategies));
   catalog.add({"checkpoint_drain", "checkpoint.drain", "how a tiered checkpoint's background hops drain",
-               {{"eager", "as fast as the links allow, sharing them fairly with training and the snapshot"},
-                {"congestion_aware", "hold data in the tier it reached while other traffic uses the links "
-                                     "(scavenger flows that yield to every other flow)"}}});
+               {{to_string(DrainPolicy::eager), "as fast as the links allow, sharing them fairly with training and "
+                                                "the snapshot"},
+                {to_string(DrainPolicy::congestion_aware), "hold data in the tier it reached while other traffic "
+                                                           "uses the links (scavenger flows that yield to every "
+                                                           "other flow)"}}});
   catalog.add({"checkpoint_tier", "checkpoint.tiers[]", "where checkpoint data can sit",
                {{"dram", "host DRAM"},
                 {"cxl", "CXL memory"},
                 {"local_ssd", "node-local NVMe"},
                 {"object_store", "shared remote storage"}}});
   catalog.add({"failure_law", "failures.distribution", "time between failures",
-               {{"exponential", "memoryless failures at rate 1/MTBF"},
-                {"weibull", "Weibull with the given shape, scaled to the MTBF"}}});
+               {{to_string(FailureDistribution::exponential), "memoryless failures at rate 1/MTBF"},
+                {to_string(FailureDistribution::weibull), "Weibull with the given shape, scaled to the MTBF"}}});
 }
 
 const PolicyCatalog& policy_catalog() {

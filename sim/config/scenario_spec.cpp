@@ -28,16 +28,12 @@ std::string to_string(Recompute r) {
   return "none";
 }
 
-std::string to_string(Tier t) {
-  switch (t) {
-    case Tier::none: return "none";
-    case Tier::hbm: return "hbm";
-    case Tier::dram: return "dram";
-    case Tier::cxl: return "cxl";
-    case Tier::local_ssd: return "local_ssd";
-    case Tier::object_store: return "object_store";
+std::string to_string(FailureDistribution d) {
+  switch (d) {
+    case FailureDistribution::exponential: return "exponential";
+    case FailureDistribution::weibull: return "weibull";
   }
-  return "none";
+  return "exponential";
 }
 
 namespace {
@@ -146,25 +142,21 @@ const ParamTable kOffload = {
      .doc = "how many layers ahead offloaded parameters and activations are fetched back", .min = 1, .max = 64},
 };
 
-const ParamTable kCheckpoint = {
+/// The keys every strategy shares, then those of some strategies (checkpoint_policy.hpp).
+const ParamTable kCheckpoint = [] {
+  ParamTable table = {
     {.key = "interval_iterations", .kind = ParamKind::integer, .default_value = 100,
      .doc = "iterations between checkpoints", .min = 1, .max = 1e9},
     {.key = "strategy", .kind = ParamKind::choice, .default_value = "sync", .doc = "how to write",
      .choices = names("checkpoint_strategy")},
     {.key = "tiers", .kind = ParamKind::string_list, .default_value = json::array({"object_store"}),
      .doc = "tiers the checkpoint passes through, last = durable", .choices = names("checkpoint_tier")},
-    {.key = "chunks", .kind = ParamKind::integer, .default_value = 8,
-     .doc = "pieces a tiered checkpoint streams through its tiers as a pipeline", .min = 1, .max = 1024},
     {.key = "sharded", .kind = ParamKind::boolean, .default_value = true,
      .doc = "every DP rank writes its shard (false: one replica writes)"},
-    {.key = "drain", .kind = ParamKind::choice, .default_value = "eager",
-     .doc = "tiered: how the background hops drain", .choices = names("checkpoint_drain")},
-    {.key = "replicas", .kind = ParamKind::integer, .default_value = 1,
-     .doc = "in_memory: peer nodes holding a copy of each node's snapshot", .min = 1, .max = 64},
-    {.key = "persist_every", .kind = ParamKind::integer, .default_value = 10,
-     .doc = "in_memory: every n-th checkpoint also goes to the tiers after dram", .min = 1,
-     .max = kMaxCount},
-};
+  };
+  for (const Param& p : checkpoint_strategy_params()) table.push_back(p);
+  return table;
+}();
 
 const ParamTable kData = {
     {.key = "tier", .kind = ParamKind::choice, .default_value = "object_store", .doc = "where the dataset lives",
@@ -233,10 +225,7 @@ void check_cross_fields(Scenario& sc, ObjectReader& top, ObjectReader& tr, Objec
     sc.gpus = from_nodes;
   }
   if (hw.gpus_per_node > 0) sc.nodes = (sc.gpus + hw.gpus_per_node - 1) / hw.gpus_per_node;
-  if (sc.checkpoint.strategy == "in_memory" && sc.checkpoint.replicas >= sc.nodes)
-    top.error("checkpoint", fmt::format("in_memory with {} peer replica(s) needs at least {} nodes (the scenario has "
-                                        "{}); lower checkpoint.replicas or add nodes",
-                                        sc.checkpoint.replicas, sc.checkpoint.replicas + 1, sc.nodes));
+  if (sc.checkpoint.enabled) check_checkpoint_cluster(sc.checkpoint.strategy, sc.nodes, top);
   if (sc.nodes > 1 && (hw.nic.count == 0 || hw.nic.bandwidth.value <= 0.0))
     top.error("gpus", fmt::format("{} GPUs span {} nodes, but hardware {} has no NIC to connect them (nic.count={}, "
                                   "nic.bandwidth={} B/s)", sc.gpus, sc.nodes, hw.name, hw.nic.count,
@@ -414,7 +403,7 @@ Scenario parse_scenario(const json& doc, const SourceMap& sources) {
     ObjectReader ck(top.object("checkpoint"), "/checkpoint", kCheckpoint, diag);
     sc.checkpoint.enabled = true;
     sc.checkpoint.interval_iterations = ck.integer("interval_iterations");
-    sc.checkpoint.strategy = ck.choice("strategy");
+    const std::string strategy = ck.choice("strategy");
     for (const auto& s : ck.string_list("tiers")) sc.checkpoint.tiers.push_back(tier_from_string(s));
     const json& raw = doc.at("checkpoint");
     if (raw.is_object() && raw.contains("tiers") && raw.at("tiers").is_array() && raw.at("tiers").empty())
@@ -437,41 +426,14 @@ Scenario parse_scenario(const json& doc, const SourceMap& sources) {
                                       sc.hardware.name));
     }
     sc.checkpoint.sharded = ck.boolean("sharded");
-    sc.checkpoint.chunks = ck.integer("chunks");
-    sc.checkpoint.drain = ck.choice("drain");
-    sc.checkpoint.replicas = ck.integer("replicas");
-    sc.checkpoint.persist_every = ck.integer("persist_every");
-    const std::string& strategy = sc.checkpoint.strategy;
-    const Tier first = tiers.empty() ? Tier::none : tiers.front();
-    if (ck.has("drain") && strategy != "tiered")
-      ck.error("drain", fmt::format("applies to the tiered strategy (got strategy {})", strategy));
-    if (strategy == "near_storage") {
-      if (!sc.hardware.local_ssd.computational)
-        ck.error("strategy", fmt::format("near_storage runs the optimizer on the SSDs: hardware {} needs "
-                                         "local_ssd.computational=true", sc.hardware.name));
-      if (first != Tier::local_ssd && !tiers.empty())
-        ck.error("tiers", fmt::format("near_storage keeps the checkpoint where the optimizer runs: the first tier "
-                                      "must be local_ssd (got {})", to_string(first)));
-      if (sc.memory.offload.optimizer != Tier::none)
-        ck.error("strategy", "near_storage places the optimizer on the SSDs itself (expected "
-                             "memory.offload.optimizer none)");
-    }
-    if (strategy == "redundant_compute") {
-      if (sc.parallelism.pp < 2)
-        ck.error("strategy", fmt::format("redundant_compute keeps each pipeline stage's replica on the stage "
-                                         "before it: needs pp >= 2 (got pp={})", sc.parallelism.pp));
-      if (sc.memory.offload.optimizer != Tier::none)
-        ck.error("strategy", "redundant_compute keeps the replica's optimizer states in HBM (expected "
-                             "memory.offload.optimizer none)");
-    }
-    if (strategy == "in_memory") {
-      if (first != Tier::dram && !tiers.empty())
-        ck.error("tiers", fmt::format("in_memory keeps snapshots in host memory: the first tier must be dram "
-                                      "(got {})", to_string(first)));
-      if (sc.hardware.nic.count == 0)
-        ck.error("strategy", fmt::format("in_memory replicates over NICs (hardware {} has nic.count=0)",
-                                         sc.hardware.name));
-    }
+    CheckpointContext context;
+    context.tiers = tiers;
+    context.pp = sc.parallelism.pp;
+    context.optimizer_offload = sc.memory.offload.optimizer;
+    context.computational_ssd = sc.hardware.local_ssd.computational;
+    context.has_nic = sc.hardware.nic.count > 0;
+    context.hardware = sc.hardware.name;
+    sc.checkpoint.strategy = read_checkpoint_strategy(ck, strategy, context);
   }
   if (top.has("failures")) {
     ObjectReader fr(top.object("failures"), "/failures", kFailures, diag);
@@ -482,7 +444,8 @@ Scenario parse_scenario(const json& doc, const SourceMap& sources) {
     if (fr.has("network_mtbf")) f.network_mtbf = Seconds(fr.quantity("network_mtbf"));
     f.restart_time = Seconds(fr.quantity("restart_time"));
     f.horizon = Seconds(fr.quantity("horizon"));
-    f.distribution = fr.choice("distribution");
+    f.distribution = fr.choice("distribution") == "weibull" ? FailureDistribution::weibull
+                                                            : FailureDistribution::exponential;
     f.weibull_shape = fr.number("weibull_shape");
     f.runs = fr.integer("runs");
     // Each expected failure is an event of the run-level simulation, per run.

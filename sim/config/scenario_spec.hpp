@@ -10,9 +10,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "sim/config/checkpoint_policy.hpp"
 #include "sim/config/hardware_spec.hpp"
 #include "sim/config/model_spec.hpp"
 #include "sim/config/precision.hpp"
+#include "sim/config/tier.hpp"
 #include "sim/core/diagnostics.hpp"
 #include "sim/core/params.hpp"
 
@@ -20,12 +22,13 @@ namespace strata {
 
 enum class Schedule { gpipe, one_f_one_b, interleaved };
 enum class Recompute { none, selective, full };
-enum class Tier { none, hbm, dram, cxl, local_ssd, object_store };
 enum class Optimizer { adam, sgd };
+/// The law of the time between job failures.
+enum class FailureDistribution { exponential, weibull };
 
 std::string to_string(Schedule s);
 std::string to_string(Recompute r);
-std::string to_string(Tier t);
+std::string to_string(FailureDistribution d);
 
 struct TrainingSpec {
   std::int64_t seq_len = 0;
@@ -68,13 +71,9 @@ struct MemorySpec {
 struct CheckpointSpec {
   bool enabled = false;
   std::int64_t interval_iterations = 0;
-  std::string strategy;
+  CheckpointStrategy strategy;  ///< with the strategy's own parameters
   std::vector<Tier> tiers;
   bool sharded = true;
-  std::int64_t chunks = 8;  ///< tiered: pieces pipelined through the tiers
-  std::string drain = "eager";     ///< tiered: eager or congestion_aware (background hops yield their links)
-  std::int64_t replicas = 1;       ///< in_memory: peer nodes holding each node's snapshot
-  std::int64_t persist_every = 10; ///< in_memory: every n-th checkpoint is also persisted
 };
 
 struct FailureSpec {
@@ -84,7 +83,7 @@ struct FailureSpec {
   Seconds network_mtbf;
   Seconds restart_time;
   Seconds horizon;
-  std::string distribution;
+  FailureDistribution distribution = FailureDistribution::exponential;
   double weibull_shape = 1.0;
   std::int64_t seed = 0;
   std::int64_t runs = 64;

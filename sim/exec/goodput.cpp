@@ -46,7 +46,7 @@ class FailureClock {
   double uniform() { return static_cast<double>(rng_() >> 11) * 0x1.0p-53; }
   double next() {
     const double e = -std::log1p(-uniform());  // Exp(1), by inverse transform
-    if (law_.distribution == "weibull") {
+    if (law_.distribution == FailureDistribution::weibull) {
       const double k = law_.weibull_shape;
       return law_.mtbf_s / std::tgamma(1.0 + 1.0 / k) * std::pow(e, 1.0 / k);
     }

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "sim/config/scenario_spec.hpp"
+
 namespace strata {
 
 /// One kind of failure: its share of all failures and what it leaves to restart from.
@@ -32,7 +34,7 @@ struct RunCycle {
 
 struct FailureLaw {
   double mtbf_s = 0.0;             ///< of the whole job: 1 / (Σ component failure rates)
-  std::string distribution = "exponential";  ///< or "weibull" (time between job failures)
+  FailureDistribution distribution = FailureDistribution::exponential;  ///< of the time between job failures
   double weibull_shape = 1.0;
 };
 

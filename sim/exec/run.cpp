@@ -356,13 +356,13 @@ CheckpointResult simulate_checkpoint(const Scenario& sc, const CheckpointSimulat
   const RunResult& r = sim.training();
   CheckpointResult c;
   const CheckpointSpec& spec = sc.checkpoint;
-  c.strategy = spec.strategy;
+  const CheckpointBehaviour policy = behaviour(spec.strategy);
   const auto per_rank = checkpoint_bytes_per_rank(sc, r.memory);
   for (std::size_t s = 0; s < per_rank.size(); ++s) {
     c.size_bytes += per_rank[s] * static_cast<double>(sc.parallelism.tp * sc.parallelism.dp);
     c.max_rank_bytes = std::max(c.max_rank_bytes, per_rank[s]);
   }
-  if (spec.strategy == "redundant_compute") {
+  if (!policy.writes_checkpoints) {
     // No checkpoint: the cost is the slower iteration (against the same run without the replicas);
     // a failed rank's state comes from the previous stage's GPU, unless one node held both.
     const double plain = sim.plain_iteration();
@@ -382,12 +382,12 @@ CheckpointResult simulate_checkpoint(const Scenario& sc, const CheckpointSimulat
   }
   const double T = sim.baseline();
   const double interval = static_cast<double>(spec.interval_iterations) * r.simulation->throughput.iteration_time;
-  const bool in_memory = spec.strategy == "in_memory", near = spec.strategy == "near_storage";
+  const bool in_memory = policy.peer_replicas > 0, near = policy.optimizer_on_ssd;
   const CheckpointRun one = sim.run(T, false, spec.interval_iterations);
   // The next snapshot is due one interval after this one's stall; it waits if this persist (which
   // frees the staging pool) has not finished by then.
   auto wait_for = [&](double busy_s, double stall_s, double period_s) {
-    return spec.strategy == "sync" ? 0.0 : std::max(0.0, busy_s - stall_s - period_s);
+    return policy.blocks_until_durable ? 0.0 : std::max(0.0, busy_s - stall_s - period_s);
   };
   c.snapshot_stall_s = one.snapshot_stall_s;
   c.interference_s = std::max(0.0, one.stall_s - one.snapshot_stall_s);
@@ -402,7 +402,7 @@ CheckpointResult simulate_checkpoint(const Scenario& sc, const CheckpointSimulat
     if (spec.tiers.size() > 1) {
       // Every persist_every-th checkpoint also goes on to the later tiers: average the two kinds.
       const CheckpointRun persisting = sim.run(T, true, spec.interval_iterations);
-      const double n = static_cast<double>(spec.persist_every);
+      const double n = static_cast<double>(policy.persist_every);
       const double wait = wait_for(persisting.persist_s, persisting.stall_s, n * interval);
       c.persist_s = persisting.persist_s;
       c.stall_s = ((n - 1.0) * c.stall_s + persisting.stall_s + wait) / n;
@@ -452,7 +452,8 @@ RunLevelResult simulate_run(const Scenario& sc, const RunResult& r) {
   cycle.restart_s = f.restart_time.value;
   cycle.checkpoints = r.checkpoint.has_value();
   // Redundant computation keeps every iteration's state: nothing older than the iteration is lost.
-  const bool redundant = sc.checkpoint.strategy == "redundant_compute";
+  const CheckpointBehaviour policy = behaviour(sc.checkpoint.strategy);
+  const bool redundant = !policy.writes_checkpoints;
   if (r.checkpoint) {
     const CheckpointResult& k = *r.checkpoint;
     cycle.work_s = (redundant ? 1.0 : static_cast<double>(sc.checkpoint.interval_iterations)) * iteration;
@@ -491,9 +492,9 @@ RunLevelResult simulate_run(const Scenario& sc, const RunResult& r) {
       c.work_s = std::max(1.0, std::round(interval_s / iteration)) * iteration;
       // Back-pressure depends on the interval: recompute it for this one.
       const CheckpointResult& k = *r.checkpoint;
-      const double busy = sc.checkpoint.strategy == "in_memory" ? k.replicate_s : k.persist_s;
+      const double busy = policy.peer_replicas > 0 ? k.replicate_s : k.persist_s;
       const double unpressured = k.stall_s - k.backpressure_s;
-      const double wait = sc.checkpoint.strategy == "sync" ? 0.0 : std::max(0.0, busy - unpressured - c.work_s);
+      const double wait = policy.blocks_until_durable ? 0.0 : std::max(0.0, busy - unpressured - c.work_s);
       c.stall_s = unpressured + wait;
       for (auto& m : c.modes) m.durable_s = std::max(m.durable_s, c.stall_s);
       return simulate_goodput(c, law, f.horizon.value, seed, f.runs).goodput.mean;

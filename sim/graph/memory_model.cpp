@@ -122,8 +122,12 @@ double tier_capacity(const HardwareSpec& hw, Tier tier) {
     case Tier::dram: return hw.host.dram.value;
     case Tier::cxl: return hw.cxl.capacity.value;
     case Tier::local_ssd: return static_cast<double>(hw.local_ssd.count) * hw.local_ssd.capacity.value;
-    default: return 0.0;
+    case Tier::none:
+    case Tier::hbm:           // per GPU, not a host tier
+    case Tier::object_store:  // shared, unbounded for one job
+      return 0.0;
   }
+  return 0.0;
 }
 
 MemoryEstimate estimate_memory(const Scenario& sc, const ComputeGraph& graph, const PipelinePartition& part) {
@@ -168,7 +172,7 @@ MemoryEstimate estimate_memory(const Scenario& sc, const ComputeGraph& graph, co
       // full 16-bit gradients stay until the step.
       if (zero >= 2) grads = 0.0;
     }
-    if (sc.checkpoint.enabled && sc.checkpoint.strategy == "near_storage") {
+    if (sc.checkpoint.enabled && behaviour(sc.checkpoint.strategy).optimizer_on_ssd) {
       // Computational SSDs hold the optimizer states (fp32 master and moments) and receive the 16-bit
       // gradients; the step runs there (SK hynix's checkpoint-offload design, FMS 2025;
       // docs/references.md, Near-storage optimizer step).
@@ -182,7 +186,7 @@ MemoryEstimate estimate_memory(const Scenario& sc, const ComputeGraph& graph, co
       sm.offloaded_states[off.params] += bytes.weights * N / dp;
       weights = 0.0;
     }
-    if (sc.checkpoint.enabled && sc.checkpoint.strategy == "redundant_compute" && part.stages > 1) {
+    if (sc.checkpoint.enabled && behaviour(sc.checkpoint.strategy).replicates_next_stage && part.stages > 1) {
       // Bamboo: the stage also holds the next stage's weights and optimizer states (its replica).
       const double next = contents[static_cast<std::size_t>((s + 1) % part.stages)].params;
       weights += bytes.weights * next / (zero >= 3 ? dp : 1.0);

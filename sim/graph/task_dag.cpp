@@ -75,7 +75,8 @@ Device tier_device(Tier tier, std::int64_t node) {
     case Tier::cxl: return {DeviceKind::cxl, node};
     case Tier::local_ssd: return {DeviceKind::local_ssd, node};
     case Tier::object_store: return {DeviceKind::object_store, 0};
-    default: break;
+    case Tier::none:
+    case Tier::hbm: break;
   }
   throw std::logic_error("not a storage tier: " + to_string(tier));
 }

@@ -99,8 +99,9 @@ class DagBuilder {
     act_bytes_ = std::max(2.0, bytes_per_element(tr.precision));
     hidden_bytes_ = act_bytes_ * static_cast<double>(tr.seq_len * tr.micro_batch_size * sc.model.hidden_size);
     states_ = state_bytes(tr);
-    near_storage_ = sc.checkpoint.enabled && sc.checkpoint.strategy == "near_storage";
-    redundant_ = sc.checkpoint.enabled && sc.checkpoint.strategy == "redundant_compute";
+    const CheckpointBehaviour checkpoint = behaviour(sc.checkpoint.strategy);
+    near_storage_ = sc.checkpoint.enabled && checkpoint.optimizer_on_ssd;
+    redundant_ = sc.checkpoint.enabled && checkpoint.replicates_next_stage;
     m_ = static_cast<int>(sc.num_microbatches());
     chunks_ = part.stages * part.virtual_stages;
     for (std::int64_t d = 0; d < (fold_ ? 1 : layout_.dp); ++d)
@@ -712,15 +713,15 @@ class DagBuilder {
   void emit_checkpoint(int stage) {
     const auto& sm = mem_.stages[static_cast<std::size_t>(stage)];
     const double shards = static_cast<double>(layout_.dp);
-    const std::string& strategy = sc_.checkpoint.strategy;
-    const bool sync = strategy == "sync", near = near_storage_, in_memory = strategy == "in_memory";
+    const CheckpointBehaviour policy = behaviour(sc_.checkpoint.strategy);
+    const bool sync = policy.blocks_until_durable, near = near_storage_, in_memory = policy.peer_replicas > 0;
     // Near storage: the fp32 master on the SSDs stands for the 16-bit weights.
     const double weights = near ? 0.0 : sm.parameters * states_.weights / shards;
     const double optimizer = sm.parameters * states_.optimizer / shards, total = weights + optimizer;
-    const int chunks = strategy == "tiered" ? static_cast<int>(sc_.checkpoint.chunks) : 1;
+    const int chunks = static_cast<int>(policy.chunks);
     std::vector<Tier> tiers = sc_.checkpoint.tiers;
     if (in_memory && !options_.persist) tiers.resize(1);
-    const bool yields = strategy == "tiered" && sc_.checkpoint.drain == "congestion_aware";
+    const bool yields = policy.background_yields;
     auto device = [&](Tier tier, std::int64_t rank) { return tier_device(tier, layout_.node(rank)); };
     const Tier weights_at = sc_.memory.offload.params;
     const Tier states_at = near ? Tier::local_ssd : sc_.memory.offload.optimizer;
@@ -785,14 +786,15 @@ class DagBuilder {
       const std::int64_t r = rank_of(stage, lanes_[i]), node = layout_.node(r);
       Task t = base(TaskKind::checkpoint, Stream::checkpoint, {r}, stage);
       set_pos(t, {0, 0, -1});
-      for (std::int64_t j = 1; j <= sc_.checkpoint.replicas; ++j) {
+      const std::int64_t replicas = behaviour(sc_.checkpoint.strategy).peer_replicas;
+      for (std::int64_t j = 1; j <= replicas; ++j) {
         const Device peer = tier_device(Tier::dram, (node + j) % nodes);
         Flow f{tier_device(Tier::dram, node), peer, bytes, true};
         f.rail = r;
         t.flows.push_back(f);
       }
       // The peers' copies of this node's snapshot, counted where the rank is (the nodes are alike).
-      t.allocate.push_back({Tier::dram, MemoryUse::buffers, bytes * static_cast<double>(sc_.checkpoint.replicas)});
+      t.allocate.push_back({Tier::dram, MemoryUse::buffers, bytes * static_cast<double>(replicas)});
       t.deps = after[i];
       ids.push_back(dag_.add(std::move(t)));
     }
@@ -863,7 +865,7 @@ std::vector<double> checkpoint_bytes_per_rank(const Scenario& sc, const MemoryEs
   // Adam (docs/references.md, Checkpoint sizes); gradients are not saved. Near storage saves the
   // states alone (the fp32 master stands for the weights).
   const StateBytes b = state_bytes(sc.training);
-  const bool near = sc.checkpoint.strategy == "near_storage";
+  const bool near = behaviour(sc.checkpoint.strategy).optimizer_on_ssd;
   std::vector<double> out;
   for (const auto& sm : memory.stages)
     out.push_back(sm.parameters * ((near ? 0.0 : b.weights) + b.optimizer) / static_cast<double>(sc.parallelism.dp));

@@ -189,18 +189,18 @@ AdviseResult advise(const AdviseRequest& request, const DocumentResolver& resolv
   //    at Daly's optimum for that strategy's cost.
   if (base.checkpoint.enabled) {
     const AdvisedConfig winner = result.ranked.front();
-    std::vector<std::pair<std::string, json>> strategies = {{"sync", json::array({"object_store"})},
-                                                            {"async", json::array({"dram", "object_store"})}};
+    std::vector<std::pair<CheckpointStrategy, json>> strategies = {
+        {SyncCheckpoint{}, json::array({"object_store"})}, {AsyncCheckpoint{}, json::array({"dram", "object_store"})}};
     const bool ssd = base.hardware.local_ssd.count > 0, cxl = base.hardware.cxl.capacity.value > 0;
-    if (ssd) strategies.push_back({"tiered", json::array({cxl ? "cxl" : "dram", "local_ssd", "object_store"})});
-    if (base.nodes >= 2) strategies.push_back({"in_memory", json::array({"dram", "object_store"})});
+    if (ssd) strategies.push_back({TieredCheckpoint{}, json::array({cxl ? "cxl" : "dram", "local_ssd", "object_store"})});
+    if (base.nodes >= 2) strategies.push_back({InMemoryCheckpoint{}, json::array({"dram", "object_store"})});
     json base_tiers = json::array();
     for (Tier t : base.checkpoint.tiers) base_tiers.push_back(to_string(t));
     for (const auto& [strategy, tiers] : strategies) {
       json s = winner.settings;
       // The scenario's own strategy was simulated with the winner already: only its Daly interval is new.
-      const bool known = strategy == base.checkpoint.strategy && tiers == base_tiers;
-      s["checkpoint.strategy"] = strategy;
+      const bool known = strategy.index() == base.checkpoint.strategy.index() && tiers == base_tiers;
+      s["checkpoint.strategy"] = to_string(strategy);
       s["checkpoint.tiers"] = tiers;
       for (int pass = 0; pass < 2; ++pass) {
         try {

@@ -22,8 +22,10 @@ std::int64_t PlatformLayout::slot_width(Slot s) const {
     case nvlink_tx: case nvlink_rx: case pcie_tx: case pcie_rx: case store_client: return per_node_gpus_;
     case uplink_up: case uplink_down: return switches_;
     case nic_tx: case nic_rx: return nics_;
-    default: return 1;
+    case fabric_up: case fabric_down: case dram: case cxl: case ssd_read: case ssd_write: return 1;  // per node
+    case slot_count: break;
   }
+  throw std::logic_error("bad link slot");
 }
 
 LinkId PlatformLayout::id(std::int64_t node, Slot slot, std::int64_t index) const {
@@ -98,7 +100,10 @@ std::vector<std::int64_t> PlatformLayout::attached_gpus(LinkId id) const {
       for (std::int64_t g = 0; g < per_node_gpus_; ++g)
         if (g * nics_ / per_node_gpus_ == i) node_range(node, g, g + 1);
       break;
-    default: node_range(node, 0, per_node_gpus_); break;
+    case fabric_up: case fabric_down: case dram: case cxl: case ssd_read: case ssd_write:
+      node_range(node, 0, per_node_gpus_);  // shared by the whole node
+      break;
+    case slot_count: throw std::logic_error("bad link id");
   }
   return out;
 }

@@ -278,7 +278,7 @@ json make_report(const Scenario& sc, const RunResult& r) {
                      {"effective_tokens_per_s", g.effective_tokens_per_s}};
     // Interval advice needs a checkpoint cost; without checkpoints (or with redundant computation
     // instead) it is absent (null), not zero.
-    const bool advice = r.checkpoint.has_value() && sc.checkpoint.strategy != "redundant_compute";
+    const bool advice = r.checkpoint.has_value() && behaviour(sc.checkpoint.strategy).writes_checkpoints;
     report["run"]["first_order_goodput"] = r.checkpoint ? json(g.first_order_goodput) : json(nullptr);
     report["run"]["young_interval_s"] = advice ? json(g.young_interval_s) : json(nullptr);
     report["run"]["daly_interval_s"] = advice ? json(g.daly_interval_s) : json(nullptr);
@@ -304,7 +304,8 @@ json make_report(const Scenario& sc, const RunResult& r) {
     // Per iteration, amortised over the interval; not part of the iteration time above.
     report["time_breakdown"]["checkpoint_stall_s"] =
         c.stall_s / static_cast<double>(sc.checkpoint.interval_iterations);
-    report["checkpoint"] = {{"strategy", c.strategy},
+    const CheckpointBehaviour policy = behaviour(sc.checkpoint.strategy);
+    report["checkpoint"] = {{"strategy", to_string(sc.checkpoint.strategy)},
                             {"tiers", tiers},
                             {"interval_iterations", sc.checkpoint.interval_iterations},
                             {"size_bytes", c.size_bytes},
@@ -317,9 +318,10 @@ json make_report(const Scenario& sc, const RunResult& r) {
                             {"overhead_fraction", c.overhead_fraction},
                             {"restore_s", c.restore_s},
                             {"staging_peaks", staging}};
-    if (c.strategy == "in_memory") report["checkpoint"]["replicate_s"] = c.replicate_s;
-    if (c.strategy == "redundant_compute") report["checkpoint"]["redundant_overhead_s"] = c.redundant_overhead_s;
-    if (c.strategy == "tiered") report["checkpoint"]["drain"] = sc.checkpoint.drain;
+    if (policy.peer_replicas > 0) report["checkpoint"]["replicate_s"] = c.replicate_s;
+    if (policy.replicates_next_stage) report["checkpoint"]["redundant_overhead_s"] = c.redundant_overhead_s;
+    if (const auto* tiered = std::get_if<TieredCheckpoint>(&sc.checkpoint.strategy))
+      report["checkpoint"]["drain"] = to_string(tiered->drain);
     json recovery = json::object();
     for (const auto& [kind, rec] : c.recovery)
       recovery[kind] = {{"survives", rec.survives},
@@ -417,7 +419,7 @@ std::string summary_table(const Scenario& sc, const RunResult& r) {
                      format_bytes(r.data->bytes_per_iteration), to_string(sc.data.tier),
                      format_seconds(r.data->read_s), format_seconds(stall), format_seconds(r.data->startup_read_s)));
   }
-  if (r.checkpoint && sc.checkpoint.strategy == "redundant_compute") {
+  if (r.checkpoint && !behaviour(sc.checkpoint.strategy).writes_checkpoints) {
     const CheckpointResult& c = *r.checkpoint;
     const Recovery& node = c.recovery.at("node");
     line(fmt::format("redundant  each stage replicates the next: +{} per iteration ({:.2f} %), no checkpoint stall",
@@ -426,7 +428,8 @@ std::string summary_table(const Scenario& sc, const RunResult& r) {
                      format_seconds(c.restore_s), node.survives ? format_seconds(node.restore_s) : "lost"));
   } else if (r.checkpoint) {
     const CheckpointResult& c = *r.checkpoint;
-    line(fmt::format("checkpoint {} {} every {} iterations: stall {} ({:.2f} % of the interval)", c.strategy,
+    line(fmt::format("checkpoint {} {} every {} iterations: stall {} ({:.2f} % of the interval)",
+                     to_string(sc.checkpoint.strategy),
                      format_bytes(c.size_bytes), sc.checkpoint.interval_iterations, format_seconds(c.stall_s),
                      100 * c.overhead_fraction));
     line(fmt::format("{:10} snapshot {}, interference {}, back-pressure {}", "", format_seconds(c.snapshot_stall_s),
@@ -440,7 +443,7 @@ std::string summary_table(const Scenario& sc, const RunResult& r) {
     line(fmt::format("goodput    {:.2f} % ± {:.2f} over {}: {:.2f} failures, {} lost (job MTBF {})",
                      100 * g.goodput, 100 * g.goodput_ci95, format_seconds(sc.failures.horizon.value), g.failures,
                      format_seconds(g.lost_work_s), format_seconds(g.job_mtbf_s)));
-    if (r.checkpoint && sc.checkpoint.strategy != "redundant_compute")
+    if (r.checkpoint && behaviour(sc.checkpoint.strategy).writes_checkpoints)
       line(fmt::format("{:10} best interval Young {} / Daly {} (goodput {:.2f} % / {:.2f} %)", "",
                        format_seconds(g.young_interval_s), format_seconds(g.daly_interval_s),
                        100 * g.goodput_at_young, 100 * g.goodput_at_daly));

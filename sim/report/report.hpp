@@ -63,7 +63,6 @@ struct Recovery {
 
 /// One checkpoint, simulated on the same platform as training (its flows share the links).
 struct CheckpointResult {
-  std::string strategy;
   double size_bytes = 0.0;       ///< the whole checkpoint
   double max_rank_bytes = 0.0;   ///< the most one GPU writes
   double stall_s = 0.0;          ///< training time lost to one checkpoint (incl. back-pressure)
