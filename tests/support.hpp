@@ -18,7 +18,8 @@
 
 #include "sim/config/folder_catalog.hpp"
 #include "sim/config/scenario_loader.hpp"
-#include "sim/exec/run.hpp"
+#include "sim/analysis/run.hpp"
+#include "sim/report/report.hpp"
 
 namespace strata::test {
 

@@ -9,7 +9,7 @@
 #include "sim/graph/compute_graph.hpp"
 #include "sim/graph/memory_model.hpp"
 #include "sim/graph/pipeline_partition.hpp"
-#include "sim/graph/training_dag.hpp"
+#include "sim/dag/training_dag.hpp"
 #include "sim/platform/platform_layout.hpp"
 #include "support.hpp"
 

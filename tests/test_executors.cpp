@@ -7,7 +7,7 @@
 
 #include "sim/exec/executor.hpp"
 #include "sim/exec/task_costs.hpp"
-#include "sim/graph/collectives.hpp"
+#include "sim/dag/collectives.hpp"
 #include "sim/platform/platform_layout.hpp"
 #include "support.hpp"
 

@@ -5,7 +5,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "sim/exec/goodput.hpp"
+#include "sim/analysis/goodput.hpp"
 #include "support.hpp"
 
 using namespace strata;

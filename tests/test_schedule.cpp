@@ -13,9 +13,9 @@
 #include "sim/graph/compute_graph.hpp"
 #include "sim/graph/memory_model.hpp"
 #include "sim/graph/pipeline_partition.hpp"
-#include "sim/graph/pipeline_schedule.hpp"
-#include "sim/graph/training_dag.hpp"
-#include "sim/report/schedule_metrics.hpp"
+#include "sim/dag/pipeline_schedule.hpp"
+#include "sim/dag/training_dag.hpp"
+#include "sim/analysis/schedule_metrics.hpp"
 #include "support.hpp"
 
 namespace {

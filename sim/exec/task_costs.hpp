@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "sim/config/hardware_spec.hpp"
-#include "sim/graph/task_dag.hpp"
+#include "sim/dag/task_dag.hpp"
 #include "sim/platform/platform_layout.hpp"
 
 namespace strata {

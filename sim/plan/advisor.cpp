@@ -6,8 +6,8 @@
 #include <cmath>
 
 #include "sim/core/diagnostics.hpp"
-#include "sim/exec/run.hpp"
-#include "sim/graph/training_dag.hpp"
+#include "sim/analysis/run.hpp"
+#include "sim/dag/training_dag.hpp"
 #include "sim/plan/sweep_results.hpp"
 #include "sim/report/report.hpp"
 

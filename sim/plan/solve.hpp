@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "sim/config/scenario_loader.hpp"
-#include "sim/exec/run.hpp"
+#include "sim/analysis/run.hpp"
 
 namespace strata {
 

@@ -65,46 +65,6 @@ void round_doubles(json& j) {
 
 namespace {
 
-/// Host tiers the executed schedule overfills on some node although the static estimate fits.
-std::vector<Overflow> tier_timeline_overflows(const Scenario& sc, const RunResult& r) {
-  std::vector<Overflow> out;
-  if (!r.simulation) return out;
-  for (const auto& [tier, peak] : r.simulation->analysis.node_tiers) {
-    const double capacity = tier_capacity(sc.hardware, tier);
-    auto it = r.memory.tiers.find(tier);
-    const bool static_overflow =
-        it != r.memory.tiers.end() && it->second.peak_per_node > it->second.capacity_per_node;
-    if (peak.bytes > capacity && !static_overflow) out.push_back({"node", peak.node, tier, peak.bytes, capacity});
-  }
-  return out;
-}
-
-/// Node tiers a checkpoint's staging (with training's own use of the tier) overfills.
-std::vector<Overflow> checkpoint_overflows(const Scenario& sc, const RunResult& r) {
-  std::vector<Overflow> out;
-  if (!r.checkpoint) return out;
-  for (const auto& [tier, peak] : r.checkpoint->staging) {
-    const double capacity = tier_capacity(sc.hardware, tier);
-    if (peak.bytes > capacity) out.push_back({"node", peak.node, tier, peak.bytes, capacity});
-  }
-  return out;
-}
-
-/// GPUs whose executed memory timeline peaks above HBM although the static estimate fits (prefetched
-/// ZeRO-3 gathers, transient buffers overlapping).
-std::vector<Overflow> timeline_overflows(const Scenario& sc, const RunResult& r) {
-  std::vector<Overflow> out;
-  if (!r.simulation) return out;
-  const double capacity = sc.hardware.gpu.hbm.value;
-  for (const auto& st : r.memory.stages) {
-    auto it = r.simulation->analysis.memory.find(st.first_rank);
-    if (it == r.simulation->analysis.memory.end() || !it->second.peak.count(Tier::hbm)) continue;
-    const double need = it->second.peak.at(Tier::hbm);
-    if (need > capacity && st.hbm.total() <= capacity) out.push_back({"gpu", st.first_rank, Tier::hbm, need, capacity});
-  }
-  return out;
-}
-
 json simulation_json(const SimulationResult& sim) {
   const ScheduleAnalysis& a = sim.analysis;
   const Throughput& t = sim.throughput;
@@ -196,35 +156,23 @@ json make_report(const Scenario& sc, const RunResult& r) {
   json overflows = json::array();
   // Each overflow names who found it: the static memory model, the executed timeline or the
   // checkpoint's staging, and for the latter two when it happened.
-  auto overflow_json = [](const Overflow& o, const char* found_by, std::optional<double> time) {
+  auto overflow_json = [](const FoundOverflow& found) {
+    const Overflow& o = found.overflow;
     json j = {{"device", o.device},
               {o.device == "gpu" ? "rank" : "node", o.index},
               {"tier", to_string(o.tier)},
               {"need_bytes", o.need},
               {"capacity_bytes", o.capacity},
               {"excess_bytes", o.need - o.capacity},
-              {"found_by", found_by}};
-    if (time) j["time_s"] = *time;
+              {"found_by", found.found_by}};
+    if (found.time_s) j["time_s"] = *found.time_s;
     return j;
   };
   if (r.simulation)
     for (const auto& [tier, peak] : r.simulation->analysis.node_tiers)
       tiers[to_string(tier)]["timeline"] = {{"peak_bytes", peak.bytes}, {"peak_node", peak.node},
                                             {"peak_time_s", peak.time}};
-  bool fits = mem.fits;
-  for (const Overflow& o : tier_timeline_overflows(sc, r)) {
-    fits = false;
-    overflows.push_back(overflow_json(o, "timeline", r.simulation->analysis.node_tiers.at(o.tier).time));
-  }
-  for (const auto& o : mem.overflows) overflows.push_back(overflow_json(o, "static", std::nullopt));
-  for (const Overflow& o : checkpoint_overflows(sc, r)) {
-    fits = false;
-    overflows.push_back(overflow_json(o, "checkpoint", r.checkpoint->staging.at(o.tier).time));
-  }
-  for (const Overflow& o : timeline_overflows(sc, r)) {
-    fits = false;
-    overflows.push_back(overflow_json(o, "timeline", r.simulation->analysis.memory.at(o.index).peak_time));
-  }
+  for (const FoundOverflow& o : r.verdict.overflows) overflows.push_back(overflow_json(o));
   const auto& most = mem.stages.at(static_cast<std::size_t>(mem.most_loaded_stage));
   const ParallelismSpec& p = sc.parallelism;
   json model_section = model_description(sc.model, r.parameters_by_kind);
@@ -249,7 +197,7 @@ json make_report(const Scenario& sc, const RunResult& r) {
         {"recompute", to_string(sc.memory.recompute)},
         {"flash_attention", sc.training.flash_attention}}},
       {"model", model_section},
-      {"fits", fits},
+      {"fits", r.verdict.fits},
       {"memory",
        {{"gpu_peak_bytes", mem.gpu_peak},
         {"gpu_capacity_bytes", sc.hardware.gpu.hbm.value},
@@ -380,17 +328,19 @@ std::string summary_table(const Scenario& sc, const RunResult& r) {
                            ? fmt::format(" (executed {})", format_bytes(executed_tiers.at(tier).bytes))
                            : ""));
   line("");
-  std::vector<Overflow> overflows = mem.overflows;
-  for (const Overflow& o : timeline_overflows(sc, r)) overflows.push_back(o);
-  for (const Overflow& o : tier_timeline_overflows(sc, r)) overflows.push_back(o);
-  for (const Overflow& o : checkpoint_overflows(sc, r)) overflows.push_back(o);
+  // Static first, then the executed HBM timeline, host-tier timelines and checkpoint staging.
+  std::vector<Overflow> overflows;
+  for (const auto& [found_by, device] : {std::pair{"static", ""}, {"timeline", "gpu"}, {"timeline", "node"},
+                                         {"checkpoint", ""}})
+    for (const FoundOverflow& o : r.verdict.overflows)
+      if (o.found_by == found_by && (*device == '\0' || o.overflow.device == device)) overflows.push_back(o.overflow);
   double executed = 0.0;
   if (r.simulation)
     for (const auto& [rank, m] : r.simulation->analysis.memory)
       if (m.peak.count(Tier::hbm)) executed = std::max(executed, m.peak.at(Tier::hbm));
   line(fmt::format("GPU peak   {} of {}{}  →  {}", format_bytes(mem.gpu_peak), format_bytes(sc.hardware.gpu.hbm.value),
                    r.simulation ? fmt::format(" (executed timeline {})", format_bytes(executed)) : "",
-                   overflows.empty() ? "FITS" : "DOES NOT FIT"));
+                   r.verdict.fits ? "FITS" : "DOES NOT FIT"));
   if (r.simulation) {
     const SimulationResult& sim = *r.simulation;
     const Throughput& t = sim.throughput;

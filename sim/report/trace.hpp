@@ -8,12 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "sim/graph/task_dag.hpp"
+#include "sim/analysis/results.hpp"
+#include "sim/dag/task_dag.hpp"
 
 namespace strata {
-
-/// Names of the links a task's flows cross (empty for compute).
-using LinkNamer = std::function<std::vector<std::string>(TaskId)>;
 
 std::string trace_json(const TaskDag& dag, const TaskTimes& times, const LinkNamer& links);
 

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "sim/config/folder_catalog.hpp"
-#include "sim/exec/run.hpp"
+#include "sim/analysis/run.hpp"
 
 namespace strata::cli {
 

@@ -8,8 +8,9 @@
 #include "sim/config/scenario_loader.hpp"
 #include "sim/core/diagnostics.hpp"
 #include "sim/core/output_file.hpp"
-#include "sim/exec/run.hpp"
+#include "sim/analysis/run.hpp"
 #include "sim/report/report.hpp"
+#include "sim/report/trace.hpp"
 #include "tools/cli/commands.hpp"
 
 namespace strata::cli {

@@ -1,4 +1,4 @@
-#include "sim/graph/task_dag.hpp"
+#include "sim/dag/task_dag.hpp"
 
 #include <boost/graph/adjacency_list.hpp>
 #include <boost/graph/topological_sort.hpp>

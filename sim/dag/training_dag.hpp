@@ -13,8 +13,8 @@
 #include "sim/graph/compute_graph.hpp"
 #include "sim/graph/memory_model.hpp"
 #include "sim/graph/pipeline_partition.hpp"
-#include "sim/graph/rank_layout.hpp"
-#include "sim/graph/task_dag.hpp"
+#include "sim/dag/rank_layout.hpp"
+#include "sim/dag/task_dag.hpp"
 
 namespace strata {
 

@@ -1,4 +1,4 @@
-#include "sim/graph/training_dag.hpp"
+#include "sim/dag/training_dag.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -9,8 +9,8 @@
 
 #include <fmt/format.h>
 
-#include "sim/graph/collectives.hpp"
-#include "sim/graph/pipeline_schedule.hpp"
+#include "sim/dag/collectives.hpp"
+#include "sim/dag/pipeline_schedule.hpp"
 
 namespace strata {
 

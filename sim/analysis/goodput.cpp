@@ -1,4 +1,4 @@
-#include "sim/exec/goodput.hpp"
+#include "sim/analysis/goodput.hpp"
 
 #include <fmt/format.h>
 

@@ -10,7 +10,7 @@
 #include <string>
 
 #include <functional>
-#include "sim/graph/task_dag.hpp"
+#include "sim/dag/task_dag.hpp"
 
 namespace strata {
 

@@ -7,8 +7,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "sim/graph/rank_layout.hpp"
-#include "sim/graph/task_dag.hpp"
+#include "sim/dag/rank_layout.hpp"
+#include "sim/dag/task_dag.hpp"
 
 namespace strata {
 

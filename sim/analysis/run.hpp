@@ -1,32 +1,17 @@
 #pragma once
 
-/// Runs a validated scenario through the phases: graph (build, task DAG), exec (simulate), report data.
+/// Runs a validated scenario through the phases: graph, task DAG, executor, and the analyses of the
+/// executed times (schedule metrics, checkpoint cost, run-level goodput, the verdict).
 
+#include <string>
+#include <vector>
+
+#include "sim/analysis/results.hpp"
+#include "sim/analysis/simulation_options.hpp"
 #include "sim/config/scenario_spec.hpp"
-#include "sim/report/report.hpp"
+#include "sim/core/diagnostics.hpp"
 
 namespace strata {
-
-enum class ExecutorKind { des, list };
-std::string to_string(ExecutorKind k);
-
-struct SimulationOptions {
-  ExecutorKind executor = ExecutorKind::des;
-  bool fold = true;           ///< one representative per group of identical ranks
-  bool keep_schedule = false; ///< keep the DAG and task times in the result (for a trace)
-  /// Iterations simulated after a checkpoint at most; the background hops' steady pace is
-  /// extrapolated beyond them (up to 64 iterations, the next checkpoint, are covered either way).
-  int checkpoint_window = 4;
-  /// Guard: refuse a DAG estimated above this many tasks (about 550 bytes each while simulated:
-  /// BENCHMARKS.md's 1T case peaks at 485 MiB for 915,840 tasks).
-  double max_tasks = kDefaultMaxTasks;
-  /// Guard: refuse a trace (keep_schedule) of more tasks than this (about 700 bytes each in the file:
-  /// the 1T case's trace was 646 MB for 915,840 tasks).
-  double max_trace_tasks = kDefaultMaxTraceTasks;
-
-  static constexpr double kDefaultMaxTasks = 1e7;
-  static constexpr double kDefaultMaxTraceTasks = 5e5;
-};
 
 /// Adds an error to `diag` when the scenario's DAG (or its trace) would exceed the limits of
 /// `options`, naming the input that drives its size and the option that raises the limit.

@@ -1,4 +1,4 @@
-#include "sim/report/schedule_metrics.hpp"
+#include "sim/analysis/schedule_metrics.hpp"
 
 #include <algorithm>
 #include <limits>

@@ -1,4 +1,4 @@
-#include "sim/graph/pipeline_schedule.hpp"
+#include "sim/dag/pipeline_schedule.hpp"
 
 #include <algorithm>
 

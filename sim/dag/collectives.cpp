@@ -1,4 +1,4 @@
-#include "sim/graph/collectives.hpp"
+#include "sim/dag/collectives.hpp"
 
 #include <algorithm>
 #include <stdexcept>
