@@ -92,7 +92,14 @@ CheckpointBehaviour behaviour(const CheckpointStrategy& strategy) {
 
 std::vector<StrategyDoc> checkpoint_strategy_docs() {
   std::vector<StrategyDoc> out;
-  for_each_strategy([&](auto s) { out.push_back({decltype(s)::name, decltype(s)::doc}); });
+  for_each_strategy([&](auto s) {
+    StrategyDoc d{decltype(s)::name, decltype(s)::doc, {}};
+    for (const Param& p : checkpoint_strategy_params()) {
+      const auto& owners = key_owners().at(p.key);
+      if (std::find(owners.begin(), owners.end(), d.name) != owners.end()) d.params.push_back(p);
+    }
+    out.push_back(std::move(d));
+  });
   return out;
 }
 

@@ -86,6 +86,7 @@ CheckpointBehaviour behaviour(const CheckpointStrategy& strategy);
 /// Every strategy's name and doc, in declaration order (the catalog and the `strategy` choices).
 struct StrategyDoc {
   std::string name, doc;
+  ParamTable params;  ///< the strategy's own `checkpoint` keys
 };
 std::vector<StrategyDoc> checkpoint_strategy_docs();
 std::vector<std::string> drain_policy_names();

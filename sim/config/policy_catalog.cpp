@@ -40,7 +40,7 @@ void register_builtin_policies(PolicyCatalog& catalog) {
                 {"cxl", "CXL-attached memory expander"}}});
   // Checkpoint strategies and drains are types: their names and docs come from them.
   PolicyCategory strategies{"checkpoint_strategy", "checkpoint.strategy", "how checkpoints are written", {}};
-  for (const auto& [name, doc] : checkpoint_strategy_docs()) strategies.policies.push_back({name, doc});
+  for (const auto& [name, doc, params] : checkpoint_strategy_docs()) strategies.policies.push_back({name, doc, params});
   catalog.add(std::move(strategies));
   catalog.add({"checkpoint_drain", "checkpoint.drain", "how a tiered checkpoint's background hops drain",
                {{to_string(DrainPolicy::eager), "as fast as the links allow, sharing them fairly with training and "
