@@ -30,32 +30,31 @@ std::vector<Override> overrides_of(const std::vector<Override>& base, const json
   return out;
 }
 
-double metric(const json& flat, const std::string& key) {
-  return flat.contains(key) && flat.at(key).is_number() ? flat.at(key).get<double>() : 0.0;
-}
-
-/// What bounds a configuration, from its report: the largest non-compute share of the iteration
-/// (pipeline bubble, exposed communication, recomputation and offload for memory, checkpoint
-/// stall); compute-bound when none reaches 5 %.
-std::string bound(const json& flat) {
-  const double T = metric(flat, "throughput.iteration_time_s");
-  if (T <= 0) return "not simulated";
-  const std::vector<std::pair<std::string, double>> shares = {
-      {"bubble-bound", metric(flat, "time_breakdown.bubble_s") / T},
-      {"comm-bound", metric(flat, "time_breakdown.exposed_comm_s") / T},
-      {"memory-bound", (metric(flat, "time_breakdown.recompute_s") + metric(flat, "time_breakdown.exposed_offload_s")) / T},
-      {"checkpoint-bound", metric(flat, "checkpoint.overhead_fraction")},
+/// What bounds a configuration: the largest non-compute share of the iteration (pipeline bubble,
+/// exposed communication, recomputation and offload for memory, checkpoint stall); compute-bound
+/// when none reaches 5 %.
+std::string bound(const Scenario& sc, const RunResult& r) {
+  if (!r.simulation || r.simulation->throughput.iteration_time <= 0) return "not simulated";
+  const double T = r.simulation->throughput.iteration_time;
+  const TimeBreakdown& b = r.simulation->analysis.breakdown;
+  struct Share {
+    const char* bound;
+    const char* what;
+    double fraction;
   };
-  auto top = std::max_element(shares.begin(), shares.end(), [](auto& a, auto& b) { return a.second < b.second; });
-  const double hbm = metric(flat, "memory.gpu_peak_bytes") / std::max(1.0, metric(flat, "memory.gpu_capacity_bytes"));
-  if (top->second < 0.05)
-    return fmt::format("compute-bound (MFU {:.1f} %, HBM {:.0f} %)", 100 * metric(flat, "throughput.mfu"), 100 * hbm);
-  return fmt::format("{} ({} {:.1f} % of the iteration, HBM {:.0f} %)", top->first,
-                     top->first == "bubble-bound"       ? "bubble"
-                     : top->first == "comm-bound"       ? "exposed communication"
-                     : top->first == "memory-bound"     ? "recompute + offload"
-                                                        : "checkpoint stall",
-                     100 * top->second, 100 * hbm);
+  const Share shares[] = {
+      {"bubble-bound", "bubble", b.bubble / T},
+      {"comm-bound", "exposed communication", b.exposed_total() / T},
+      {"memory-bound", "recompute + offload", (b.recompute + b.exposed_offload()) / T},
+      {"checkpoint-bound", "checkpoint stall", r.checkpoint ? r.checkpoint->overhead_fraction : 0.0},
+  };
+  const Share* top = std::max_element(std::begin(shares), std::end(shares),
+                                      [](const Share& x, const Share& y) { return x.fraction < y.fraction; });
+  const double hbm = r.memory.gpu_peak / std::max(1.0, sc.hardware.gpu.hbm.value);
+  if (top->fraction < 0.05)
+    return fmt::format("compute-bound (MFU {:.1f} %, HBM {:.0f} %)", 100 * r.simulation->throughput.mfu, 100 * hbm);
+  return fmt::format("{} ({} {:.1f} % of the iteration, HBM {:.0f} %)", top->bound, top->what, 100 * top->fraction,
+                     100 * hbm);
 }
 
 }  // namespace
@@ -169,11 +168,16 @@ AdviseResult advise(const AdviseRequest& request, const DocumentResolver& resolv
   std::stable_sort(fitting.begin(), fitting.end(), [](const Candidate& a, const Candidate& b) { return a.screen > b.screen; });
 
   // 3. Confirm the best with the DES and the whole scenario.
+  // Decided from the typed results; the flattened report is kept only for the caller to print.
   auto simulate = [&](const Scenario& sc, const json& settings) {
+    const RunResult r = run_scenario(sc);
     AdvisedConfig c;
     c.settings = settings;
-    c.report = flatten_report(make_report(sc, run_scenario(sc)));
-    c.objective = metric(c.report, goodput ? "run.effective_tokens_per_s" : "throughput.tokens_per_s");
+    c.report = flatten_report(make_report(sc, r));
+    c.objective = goodput ? (r.run ? r.run->effective_tokens_per_s : 0.0) : r.simulation->throughput.tokens_per_s;
+    c.bound = bound(sc, r);
+    c.daly_interval_s = r.run ? r.run->daly_interval_s : 0.0;
+    c.iteration_s = r.simulation->throughput.iteration_time;
     return c;
   };
   const std::size_t confirm = std::min<std::size_t>(fitting.size(), static_cast<std::size_t>(std::max(1, request.confirm)));
@@ -207,8 +211,7 @@ AdviseResult advise(const AdviseRequest& request, const DocumentResolver& resolv
           const Scenario sc = load_scenario(request.scenario, overrides_of(request.overrides, s), resolver);
           AdvisedConfig c = known && pass == 0 ? winner : simulate(sc, s);
           if (!(known && pass == 0)) ++result.checkpoint_trials;
-          const double daly = metric(c.report, "run.daly_interval_s");
-          const double T = metric(c.report, "throughput.iteration_time_s");
+          const double daly = c.daly_interval_s, T = c.iteration_s;
           if (!(known && pass == 0)) result.ranked.push_back(std::move(c));
           if (pass == 1 || daly <= 0 || T <= 0) break;
           const auto every = static_cast<std::int64_t>(std::max(1.0, std::round(daly / T)));
@@ -226,7 +229,7 @@ AdviseResult advise(const AdviseRequest& request, const DocumentResolver& resolv
   for (auto& c : result.ranked) {
     const std::string against =
         &c == &result.ranked.front() ? "best" : fmt::format("{:+.1f} % vs best", 100 * (c.objective / best - 1.0));
-    c.verdict = fmt::format("{}: {}", against, bound(c.report));
+    c.verdict = fmt::format("{}: {}", against, c.bound);
   }
   if (result.ranked.size() > static_cast<std::size_t>(request.top)) result.ranked.resize(static_cast<std::size_t>(request.top));
   result.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();

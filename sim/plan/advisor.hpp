@@ -37,7 +37,10 @@ struct AdvisedConfig {
   nlohmann::json settings;  ///< path -> value, over the base scenario
   nlohmann::json report;    ///< flattened DES report
   double objective = 0.0;
-  std::string verdict;      ///< one line: what bounds it, and against the best
+  std::string bound;        ///< what bounds it: its largest non-compute share of the iteration
+  std::string verdict;      ///< one line: against the best, and what bounds it
+  double iteration_s = 0.0;      ///< steady iteration time
+  double daly_interval_s = 0.0;  ///< Daly's optimal checkpoint interval (0 without failures)
 };
 
 struct AdviseResult {
