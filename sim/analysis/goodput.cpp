@@ -154,9 +154,8 @@ OneRun one_run(const RunCycle& c, const FailureLaw& law, double horizon, std::ui
 GoodputResult simulate_goodput(const RunCycle& cycle, const FailureLaw& law, double horizon_s, std::uint64_t seed,
                                std::int64_t runs) {
   // Each run visits every checkpoint and every failure of its horizon: refuse before spending minutes.
-  const double cycle_s = cycle.checkpoints ? cycle.work_s + cycle.stall_s : horizon_s;
-  const double per_run = horizon_s / std::max(cycle_s, 1e-9) + horizon_s / std::max(law.mtbf_s, 1e-9) + 1.0;
-  const double events = per_run * static_cast<double>(runs);
+  const double events = goodput_events(cycle, law, horizon_s, runs);
+  const double per_run = events / static_cast<double>(runs);
   if (events > kMaxRunLevelEvents)
     throw InputError({Diagnostic{"failures", runs > 64 ? "/failures/runs" : "/failures/horizon",
                                  fmt::format("the run-level simulation would take about {:.2g} events ({} runs x "
@@ -184,6 +183,14 @@ GoodputResult simulate_goodput(const RunCycle& cycle, const FailureLaw& law, dou
   return out;
 }
 
+double goodput_events(const RunCycle& cycle, const FailureLaw& law, double horizon_s, std::int64_t runs) {
+  const double cycle_s = cycle.checkpoints ? cycle.work_s + cycle.stall_s : horizon_s;
+  const double per_run = horizon_s / std::max(cycle_s, 1e-9) + horizon_s / std::max(law.mtbf_s, 1e-9) + 1.0;
+  return per_run * static_cast<double>(runs);
+}
+
+double max_goodput_events() { return kMaxRunLevelEvents; }
+
 double young_interval(double delta, double mtbf) { return std::sqrt(2.0 * delta * mtbf); }
 
 double daly_interval(double delta, double mtbf) {
@@ -197,6 +204,15 @@ double first_order_goodput(const RunCycle& c, double mtbf) {
   // Past the first-order regime (failures more often than a restart, a reload and half an interval
   // take) the formula goes negative; the fraction it estimates cannot.
   return std::clamp((1.0 - (c.restart_s + c.restore_s + tau / 2.0) / mtbf) / (1.0 + c.stall_s / tau), 0.0, 1.0);
+}
+
+double first_order_goodput_with_lag(const RunCycle& c, double mtbf) {
+  double lag = 0.0;
+  for (const FailureMode& m : c.modes)
+    if (m.survives) lag += m.share * std::max(0.0, m.durable_s - c.stall_s);
+  if (c.modes.empty()) lag = std::max(0.0, c.durable_s - c.stall_s);
+  const double tau = c.work_s;
+  return std::clamp((1.0 - (c.restart_s + c.restore_s + tau / 2.0 + lag) / mtbf) / (1.0 + c.stall_s / tau), 0.0, 1.0);
 }
 
 }  // namespace strata

@@ -58,5 +58,13 @@ double young_interval(double checkpoint_s, double mtbf_s);
 double daly_interval(double checkpoint_s, double mtbf_s);
 /// First-order goodput: (1 − (restart + restore + τ/2)/M) / (1 + δ/τ).
 double first_order_goodput(const RunCycle& cycle, double mtbf_s);
+/// The first-order goodput with the durability lag: a failure in the `lag` after a checkpoint's
+/// stall, before the copy its kind needs is durable, loses one more interval τ; per failure that
+/// costs lag/τ · τ = lag more (lag averaged over the failure kinds that leave a copy).
+double first_order_goodput_with_lag(const RunCycle& cycle, double mtbf_s);
+/// Run-level events (checkpoints and failures over every run) a goodput simulation would take.
+double goodput_events(const RunCycle& cycle, const FailureLaw& law, double horizon_s, std::int64_t runs);
+/// The most events a goodput simulation may take (about two seconds).
+double max_goodput_events();
 
 }  // namespace strata

@@ -91,6 +91,11 @@ struct RunLevelResult {
   double effective_tokens_per_s = 0.0;
   double young_interval_s = 0.0, daly_interval_s = 0.0;  ///< optimal time between checkpoints
   double goodput_at_young = 0.0, goodput_at_daly = 0.0;
+  double young_daly_delta_s = 0.0;  ///< the checkpoint cost δ Young and Daly were given (the stall)
+  /// The interval that maximises goodput on the simulated cost (back-pressure and durability lag
+  /// included), the user's unless a searched one beats it, and its goodput.
+  double best_interval_iterations = 0.0, best_interval_s = 0.0, goodput_at_best = 0.0;
+  double backpressure_at_best_s = 0.0;  ///< the wait for the previous persist each checkpoint costs there
 };
 
 /// An overflow and who found it: the static memory model ("static"), the executed timeline

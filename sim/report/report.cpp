@@ -232,6 +232,11 @@ json make_report(const Scenario& sc, const RunResult& r) {
     report["run"]["daly_interval_s"] = advice ? json(g.daly_interval_s) : json(nullptr);
     report["run"]["goodput_at_young"] = advice ? json(g.goodput_at_young) : json(nullptr);
     report["run"]["goodput_at_daly"] = advice ? json(g.goodput_at_daly) : json(nullptr);
+    report["run"]["young_daly_delta_s"] = advice ? json(g.young_daly_delta_s) : json(nullptr);
+    report["run"]["best_interval_s"] = advice ? json(g.best_interval_s) : json(nullptr);
+    report["run"]["best_interval_iterations"] = advice ? json(g.best_interval_iterations) : json(nullptr);
+    report["run"]["goodput_at_best"] = advice ? json(g.goodput_at_best) : json(nullptr);
+    report["run"]["backpressure_at_best_s"] = advice ? json(g.backpressure_at_best_s) : json(nullptr);
   }
   if (r.data) {
     report["data"] = {{"tier", to_string(sc.data.tier)},
@@ -393,10 +398,20 @@ std::string summary_table(const Scenario& sc, const RunResult& r) {
     line(fmt::format("goodput    {:.2f} % ± {:.2f} over {}: {:.2f} failures, {} lost (job MTBF {})",
                      100 * g.goodput, 100 * g.goodput_ci95, format_seconds(sc.failures.horizon.value), g.failures,
                      format_seconds(g.lost_work_s), format_seconds(g.job_mtbf_s)));
-    if (r.checkpoint && behaviour(sc.checkpoint.strategy).writes_checkpoints)
-      line(fmt::format("{:10} best interval Young {} / Daly {} (goodput {:.2f} % / {:.2f} %)", "",
+    if (r.checkpoint && behaviour(sc.checkpoint.strategy).writes_checkpoints) {
+      const bool yours = g.best_interval_iterations == static_cast<double>(sc.checkpoint.interval_iterations);
+      // An interval shorter than the persist shows what waiting for the previous persist costs.
+      const std::string pressure =
+          g.backpressure_at_best_s > 0.0
+              ? fmt::format(", back-pressure {} per checkpoint", format_seconds(g.backpressure_at_best_s))
+              : "";
+      line(fmt::format("{:10} best interval {} ({:.0f} iterations{}): goodput {:.2f} %{}", "",
+                       format_seconds(g.best_interval_s), g.best_interval_iterations, yours ? ", yours" : "",
+                       100 * g.goodput_at_best, pressure));
+      line(fmt::format("{:10} Young {} / Daly {} for a checkpoint cost δ = {} (goodput {:.2f} % / {:.2f} %)", "",
                        format_seconds(g.young_interval_s), format_seconds(g.daly_interval_s),
-                       100 * g.goodput_at_young, 100 * g.goodput_at_daly));
+                       format_seconds(g.young_daly_delta_s), 100 * g.goodput_at_young, 100 * g.goodput_at_daly));
+    }
   }
   for (const auto& o : overflows)
     line(fmt::format("overflow   {} {} {}: needs {}, has {} (short by {})", o.device, o.index, to_string(o.tier),
