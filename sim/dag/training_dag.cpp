@@ -58,6 +58,9 @@ class DagBuilder {
         checkpoint_emitter_(ctx_, checkpoint_plan(sc), mem),
         data_(ctx_, {sc.data, sc.training.global_batch_size, sc.hardware.object_store.max_in_flight}),
         redundant_compute_(ctx_, part, mem, work_, states_, tp_, dp_) {}
+  // The emitters hold references to ctx_ and to each other.
+  DagBuilder(const DagBuilder&) = delete;
+  DagBuilder& operator=(const DagBuilder&) = delete;
 
   TaskDag build() {
     const RankLayout& layout = ctx_.layout();
