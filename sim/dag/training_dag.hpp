@@ -2,10 +2,10 @@
 
 /// Turns the computation graph and the scenario's policies into the task DAG of N training
 /// iterations: per pipeline stage its schedule of forward, backward and recompute work per layer,
-/// the tensor-parallel collectives inside each layer, activation and gradient transfers between
-/// stages, data-parallel gradient reduction overlapped with the last backward, ZeRO-3 parameter
-/// gathers, the optimizer step (on the GPU or, offloaded, on the host), the copies of offloaded
-/// activations, parameters and gradients, and optionally one checkpoint.
+/// TP collectives, transfers between stages, DP gradient reduction, ZeRO-3 parameter gathers, the
+/// optimizer step (on the GPU, the host or the drives), offload copies and optionally one checkpoint.
+/// training_dag.cpp walks the schedule; each policy family has its emitter in sim/dag/*_emitter.*
+/// over the shared DagContext (dag_context.hpp), with the per-layer costs of layer_work.hpp.
 
 #include <string>
 

@@ -1,0 +1,132 @@
+#include "sim/dag/data_parallel_emitter.hpp"
+
+#include <algorithm>
+#include <utility>
+
+namespace strata {
+
+DataParallelEmitter::DataParallelEmitter(DagContext& ctx, const DataParallelPlan& plan, int stages)
+    : ctx_(ctx), plan_(plan) {
+  gather_history_.assign(static_cast<std::size_t>(stages), {});
+}
+
+/// ZeRO-3: gather the layer's weights before its compute, `prefetch_layers` layers ahead of use
+/// (DeepSpeed's prefetch); with offloaded parameters the rank's shard first comes back from its tier
+/// (ZeRO-Infinity). Returns what the compute that consumes them releases.
+std::vector<MemoryChange> DataParallelEmitter::param_gather(int stage, const DagContext::ChunkPos& pos,
+                                                            const LayerWork& w, DagContext::Frontier& last) {
+  const RankLayout& layout = ctx_.layout();
+  const std::size_t lanes = ctx_.num_lanes();
+  const double full = w.params * plan_.states.weights;
+  const double shard = full / static_cast<double>(layout.dp);
+  // history holds, per earlier gather, what had run when it was issued: waiting for the entry
+  // `prefetch_layers` back lets this gather overlap that many layers of compute.
+  auto& history = gather_history_[static_cast<std::size_t>(stage)];
+  const auto ahead = static_cast<std::size_t>(plan_.prefetch_layers);
+  std::vector<TaskId> waits;
+  if (!history.empty()) waits = history[history.size() >= ahead ? history.size() - ahead : 0];
+  DagContext::Frontier gate(lanes, waits);
+  std::vector<MemoryChange> release;
+  const Tier tier = plan_.params_tier;
+  if (tier != Tier::none) {
+    auto fetched = ctx_.copies(stage, pos, Stream::param_in, tier, true, shard,
+                               {{Tier::hbm, MemoryUse::workspace, shard}}, {}, gate);
+    release.push_back({Tier::hbm, MemoryUse::workspace, shard});
+    gate = DagContext::frontier_of(fetched);
+  }
+  if (layout.dp > 1) {
+    auto phases = dp_collective(stage, Collective::all_gather, full, TaskKind::param_gather, pos, Stream::gather);
+    for (const auto& g : gate) phases.front().deps.insert(phases.front().deps.end(), g.begin(), g.end());
+    phases.back().allocate.push_back({Tier::hbm, MemoryUse::workspace, full - shard});
+    release.push_back({Tier::hbm, MemoryUse::workspace, full - shard});
+    TaskId done = 0;
+    for (auto& task : phases) done = ctx_.dag().add(std::move(task));
+    for (auto& g : gate) g = {done};
+  }
+  std::vector<TaskId> issued;
+  for (const auto& l : last) issued.insert(issued.end(), l.begin(), l.end());
+  history.push_back(std::move(issued));
+  if (history.size() > ahead) history.erase(history.begin());
+  for (std::size_t i = 0; i < lanes; ++i) last[i].insert(last[i].end(), gate[i].begin(), gate[i].end());
+  return release;
+}
+
+/// Returns the reduction's last task.
+TaskId DataParallelEmitter::gradient_reduction(int stage, const DagContext::ChunkPos& pos, const LayerWork& w,
+                                               const DagContext::Frontier& last) {
+  const double grads = w.params * plan_.states.gradients;
+  auto phases = dp_collective(stage, sharded() ? Collective::reduce_scatter : Collective::all_reduce, grads,
+                              TaskKind::dp_comm, pos);
+  for (const auto& l : last) phases.front().deps.insert(phases.front().deps.end(), l.begin(), l.end());
+  auto& tasks = dp_tasks_[static_cast<std::size_t>(stage)];
+  for (auto& task : phases) tasks.push_back(ctx_.dag().add(std::move(task)));
+  return tasks.back();
+}
+
+void DataParallelEmitter::gather_updated(int stage, double parameters, const std::vector<TaskId>& step,
+                                         DagContext::Frontier& done) {
+  // On the gather stream: the next iteration's reductions must not queue behind it (they do not
+  // wait for it under a delayed update).
+  for (auto& task : dp_collective(stage, Collective::all_gather, parameters * plan_.states.weights, TaskKind::dp_comm,
+                                  {0, -1, -1}, Stream::gather)) {
+    for (TaskId id : step) task.deps.push_back(id);
+    TaskId g = ctx_.dag().add(std::move(task));
+    for (auto& d : done) d = {g};
+  }
+}
+
+void DataParallelEmitter::restart_gathers(int stage, const DagContext::Frontier& last) {
+  std::vector<TaskId> ready;
+  for (const auto& l : last) ready.insert(ready.end(), l.begin(), l.end());
+  gather_history_[static_cast<std::size_t>(stage)] = {ready};
+}
+
+/// A data-parallel collective. When whole groups of replicas share each node (NVLink) it is
+/// hierarchical: an intra-node phase over NVLink, then the inter-node phase over the NICs on 1/g of
+/// the buffer (NCCL's tree/ring split); otherwise one flat ring over every replica. ZeRO-3 gathers
+/// use the gather stream so they can run ahead of the gradient reductions (DeepSpeed's prefetch).
+/// Returns the phases in order; stream order serialises them.
+std::vector<Task> DataParallelEmitter::dp_collective(int stage, Collective c, double bytes, TaskKind kind,
+                                                     const DagContext::ChunkPos& pos, Stream stream) {
+  const RankLayout& layout = ctx_.layout();
+  const std::int64_t gpn = layout.gpus_per_node, tp = layout.tp, dp = layout.dp;
+  const std::int64_t per_node = gpn % tp == 0 ? std::min(gpn / tp, dp) : 1;
+  const bool hierarchical = per_node > 1 && dp % per_node == 0 && (tp * dp) % gpn == 0 && dp / per_node > 1;
+  enum class Scope { intra, inter, flat };
+  std::vector<std::pair<Collective, Scope>> phases;
+  if (!hierarchical) {
+    phases = {{c, Scope::flat}};
+  } else if (c == Collective::all_reduce) {
+    phases = {{Collective::reduce_scatter, Scope::intra}, {Collective::all_reduce, Scope::inter},
+              {Collective::all_gather, Scope::intra}};
+  } else if (c == Collective::reduce_scatter) {
+    phases = {{Collective::reduce_scatter, Scope::intra}, {Collective::reduce_scatter, Scope::inter}};
+  } else {
+    phases = {{Collective::all_gather, Scope::inter}, {Collective::all_gather, Scope::intra}};
+  }
+  std::vector<Task> out;
+  for (const auto& [phase, scope] : phases) {
+    Task merged = ctx_.base(kind, stream, {}, stage);
+    DagContext::set_pos(merged, pos);
+    for (const DagContext::Lane& lane : ctx_.lanes()) {
+      const std::int64_t r = ctx_.rank_of(stage, lane);
+      const std::vector<std::int64_t> full = layout.dp_group(r);
+      const std::int64_t d = layout.dp_index(r);
+      std::vector<std::int64_t> ring;
+      for (std::int64_t i = 0; i < dp; ++i) {
+        const bool member = scope == Scope::flat || (scope == Scope::intra ? i / per_node == d / per_node
+                                                                           : i % per_node == d % per_node);
+        if (member) ring.push_back(full[static_cast<std::size_t>(i)]);
+      }
+      const double share = scope == Scope::inter ? bytes / static_cast<double>(per_node) : bytes;
+      Task part = ring_collective(phase, ring, {r}, share, kind, stream, layout);
+      merged.ranks.push_back(r);
+      merged.latency_steps = part.latency_steps;
+      merged.flows.insert(merged.flows.end(), part.flows.begin(), part.flows.end());
+    }
+    out.push_back(std::move(merged));
+  }
+  return out;
+}
+
+}  // namespace strata

@@ -1,0 +1,33 @@
+#pragma once
+
+/// What one transformer block costs one tensor-parallel rank per micro-batch, read off the
+/// computation graph once: the FLOPs and bytes of its forward, backward and recomputation, the
+/// activations it keeps, its weights and its tensor-parallel collectives. Every emitter that puts
+/// per-layer work in the DAG takes its numbers from here.
+
+#include <vector>
+
+#include "sim/config/scenario_spec.hpp"
+#include "sim/graph/compute_graph.hpp"
+
+namespace strata {
+
+/// Forward TP collectives of one transformer block, in all-reduce equivalents (see layer_work).
+inline constexpr int kBlockCollectives = 2;
+
+/// One block's work for one micro-batch on one TP rank. The embedding counts with the first block
+/// and the final norm, LM head and loss with the last, because they run on those blocks' stages.
+struct LayerWork {
+  double fwd_flops = 0.0, fwd_bytes = 0.0;
+  double bwd_flops = 0.0, bwd_bytes = 0.0;
+  double core_flops = 0.0, core_bytes = 0.0;  ///< attention core forward: what selective recompute reruns
+  double block_flops = 0.0, block_bytes = 0.0;  ///< the block's own forward: what full recompute reruns
+  double saved = 0.0;    ///< activation bytes kept for backward under the policy
+  double rebuilt = 0.0;  ///< bytes recomputation rebuilds transiently before the backward
+  double params = 0.0;   ///< weights held by this TP rank
+  int tp_fwd = 0, tp_bwd = 0;  ///< TP collectives on the hidden-state buffer, forward and backward
+};
+
+std::vector<LayerWork> layer_work(const Scenario& sc, const ComputeGraph& graph);
+
+}  // namespace strata

@@ -1,0 +1,16 @@
+#include "sim/dag/recompute_emitter.hpp"
+
+namespace strata {
+
+void RecomputeEmitter::before_backward(int stage, const DagContext::ChunkPos& pos, const LayerWork& w,
+                                       DagContext::Frontier& last, std::vector<MemoryChange>& release) {
+  if (policy_ == Recompute::none) return;
+  const bool full = policy_ == Recompute::full;
+  std::vector<MemoryChange> alloc = {{Tier::hbm, MemoryUse::workspace, w.rebuilt}};
+  auto ids = ctx_.per_lane(stage, TaskKind::recompute, pos, full ? w.block_flops : w.core_flops,
+                           full ? w.block_bytes : w.core_bytes, alloc, {}, last);
+  last = tp_.collectives(stage, full ? kBlockCollectives : 0, pos, ids);
+  release.push_back({Tier::hbm, MemoryUse::workspace, w.rebuilt});
+}
+
+}  // namespace strata

@@ -1,0 +1,31 @@
+#pragma once
+
+/// Activation recomputation (Korthikanti et al. 2022): before a layer's backward, rerun what the
+/// policy did not keep (the attention core for selective, the whole block for full, with its TP
+/// collectives), into transient workspace that the backward gives back.
+
+#include <vector>
+
+#include "sim/dag/dag_context.hpp"
+#include "sim/dag/layer_work.hpp"
+#include "sim/dag/tensor_parallel_emitter.hpp"
+
+namespace strata {
+
+class RecomputeEmitter {
+ public:
+  RecomputeEmitter(DagContext& ctx, TensorParallelEmitter& tp, Recompute policy)
+      : ctx_(ctx), tp_(tp), policy_(policy) {}
+
+  /// The layer's recomputation on `last`, if the policy recomputes; adds the workspace it
+  /// rebuilds to what the backward `release`s.
+  void before_backward(int stage, const DagContext::ChunkPos& pos, const LayerWork& w, DagContext::Frontier& last,
+                       std::vector<MemoryChange>& release);
+
+ private:
+  DagContext& ctx_;
+  TensorParallelEmitter& tp_;
+  Recompute policy_;
+};
+
+}  // namespace strata

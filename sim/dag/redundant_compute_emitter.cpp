@@ -1,0 +1,62 @@
+#include "sim/dag/redundant_compute_emitter.hpp"
+
+namespace strata {
+
+RedundantComputeEmitter::RedundantComputeEmitter(DagContext& ctx, const PipelinePartition& part,
+                                                 const MemoryEstimate& mem, const std::vector<LayerWork>& work,
+                                                 const StateBytes& states, TensorParallelEmitter& tp,
+                                                 const DataParallelEmitter& dp)
+    : ctx_(ctx), part_(part), mem_(mem), work_(work), states_(states), tp_(tp), dp_(dp),
+      chunks_(part.stages * part.virtual_stages) {}
+
+/// Redundant computation (Bamboo, Thorpe et al. NSDI 2023; docs/references.md, Redundant
+/// computation): after its own forward and send, the stage runs the forward of the successor
+/// chunk's layers on the same input, with their TP collectives, so that it can take over if the
+/// successor fails. Its activations are not kept (Bamboo's lazy backward runs only after a
+/// failure).
+void RedundantComputeEmitter::forward(int stage, const PipelineUnit& u) {
+  const ModelChunk& next = part_.chunks[static_cast<std::size_t>(successor(u.chunk))];
+  double flops = 0.0, bytes = 0.0;
+  int collectives = 0;
+  for (int l = next.first_layer; l < next.first_layer + next.num_layers; ++l) {
+    const LayerWork& w = work_[static_cast<std::size_t>(l)];
+    flops += w.fwd_flops;
+    bytes += w.fwd_bytes;
+    collectives += w.tp_fwd;
+  }
+  auto& last = ctx_.last(stage);
+  const DagContext::ChunkPos pos{u.chunk, u.microbatch, -1};
+  auto ids = ctx_.per_lane(stage, TaskKind::redundant, pos, flops, bytes, {}, {}, last);
+  last = tp_.collectives(stage, collectives, pos, ids);
+}
+
+/// Redundant computation keeps the successor's replica current: after the successor's gradients
+/// are reduced they come over (its shard, in the gradient precision) and this stage runs the
+/// successor's optimizer step on its copy of the states.
+void RedundantComputeEmitter::step(int stage) {
+  const int next_stage = part_.chunks[static_cast<std::size_t>(successor(stage))].stage;
+  // The successor's parameters, in this stage's optimizer shard.
+  const double params = mem_.stages[static_cast<std::size_t>(next_stage)].parameters / dp_.optimizer_shards();
+  const RankLayout& layout = ctx_.layout();
+  const auto& lanes = ctx_.lanes();
+  const auto& reduced = dp_.reductions(next_stage);
+  const auto& next_last = ctx_.last(next_stage);
+  auto& last = ctx_.last(stage);
+  std::vector<TaskId> received;
+  for (std::size_t i = 0; i < lanes.size(); ++i) {
+    const std::int64_t src = ctx_.rank_of(next_stage, lanes[i]), dst = ctx_.rank_of(stage, lanes[i]);
+    Task t = ctx_.base(TaskKind::pp_transfer, Stream::p2p, {dst}, stage);
+    DagContext::set_pos(t, {0, -1, -1});
+    t.flows.push_back({Device::gpu(src), Device::gpu(dst), params * states_.gradients,
+                       layout.node(src) != layout.node(dst)});
+    t.deps = reduced.empty() ? next_last[i] : std::vector<TaskId>{reduced.back()};
+    received.push_back(ctx_.dag().add(std::move(t)));
+  }
+  DagContext::Frontier deps = last;
+  for (std::size_t i = 0; i < lanes.size(); ++i) deps[i].push_back(received[i]);
+  const double per_param = 2.0 * states_.optimizer + states_.gradients + states_.weights;
+  last = DagContext::frontier_of(
+      ctx_.per_lane(stage, TaskKind::redundant, {0, -1, -1}, 0.0, per_param * params, {}, {}, deps));
+}
+
+}  // namespace strata
