@@ -408,7 +408,7 @@ std::string summary_table(const Scenario& sc, const RunResult& r) {
       line(fmt::format("{:10} best interval {} ({:.0f} iterations{}): goodput {:.2f} %{}", "",
                        format_seconds(g.best_interval_s), g.best_interval_iterations, yours ? ", yours" : "",
                        100 * g.goodput_at_best, pressure));
-      line(fmt::format("{:10} Young {} / Daly {} for a checkpoint cost δ = {} (goodput {:.2f} % / {:.2f} %)", "",
+      line(fmt::format("{:10} Young {} / Daly {} for a cost δ = {} (goodput {:.2f} % / {:.2f} %)", "",
                        format_seconds(g.young_interval_s), format_seconds(g.daly_interval_s),
                        format_seconds(g.young_daly_delta_s), 100 * g.goodput_at_young, 100 * g.goodput_at_daly));
     }
