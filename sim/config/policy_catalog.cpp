@@ -21,13 +21,13 @@ std::vector<std::string> PolicyCatalog::names(const std::string& category_name) 
 
 void register_builtin_policies(PolicyCatalog& catalog) {
   catalog.add({"schedule", "parallelism.schedule", "pipeline schedule",
-               {{"gpipe", "all forwards then all backwards; every micro-batch's activations in flight (Huang et al. 2019)"},
-                {"1f1b", "one-forward-one-backward (PipeDream-Flush); stage k holds p-k micro-batches (Narayanan et al. 2021)"},
-                {"interleaved", "interleaved 1F1B over virtual_stages model chunks per GPU; bubble /v, activations x(1+(p-1)/(pv)) (Narayanan et al. 2021; Korthikanti et al. 2022)"}}});
+               {{to_string(Schedule::gpipe), "all forwards then all backwards; every micro-batch's activations in flight (Huang et al. 2019)"},
+                {to_string(Schedule::one_f_one_b), "one-forward-one-backward (PipeDream-Flush); stage k holds p-k micro-batches (Narayanan et al. 2021)"},
+                {to_string(Schedule::interleaved), "interleaved 1F1B over virtual_stages model chunks per GPU; bubble /v, activations x(1+(p-1)/(pv)) (Narayanan et al. 2021; Korthikanti et al. 2022)"}}});
   catalog.add({"recompute", "memory.recompute", "activation recomputation",
-               {{"none", "save every activation for backward (Korthikanti et al. 2022, Eq. 1-4)"},
-                {"selective", "recompute the attention core (softmax, its dropout) in backward; saves 5as^2b/t per layer"},
-                {"full", "keep only each layer's input and recompute the layer in backward (2sbh per layer)"}}});
+               {{to_string(Recompute::none), "save every activation for backward (Korthikanti et al. 2022, Eq. 1-4)"},
+                {to_string(Recompute::selective), "recompute the attention core (softmax, its dropout) in backward; saves 5as^2b/t per layer"},
+                {to_string(Recompute::full), "keep only each layer's input and recompute the layer in backward (2sbh per layer)"}}});
   catalog.add({"zero_stage", "parallelism.zero_stage", "ZeRO data-parallel sharding (Rajbhandari et al. 2020)",
                {{"0", "plain data parallel: every replica holds all model states"},
                 {"1", "P_os: optimizer states sharded over DP"},

@@ -54,6 +54,15 @@ constexpr double kMaxSeed = 9007199254740991.0;  // 2^53 - 1
 
 std::vector<std::string> names(const char* category) { return policy_catalog().names(category); }
 
+/// The value among `values` whose to_string is `name`; `fallback` when none is (the reader has
+/// already reported the invalid choice, and reading goes on to collect every error).
+template <class Enum>
+Enum enum_from_name(const std::string& name, std::initializer_list<Enum> values, Enum fallback) {
+  for (Enum v : values)
+    if (to_string(v) == name) return v;
+  return fallback;
+}
+
 const ParamTable kTop = {
     {.key = "name", .kind = ParamKind::string, .default_value = "", .doc = "scenario name"},
     {.key = "description", .kind = ParamKind::string, .default_value = "", .doc = "one line"},
@@ -379,17 +388,15 @@ Scenario parse_scenario(const json& doc, const SourceMap& sources) {
   p.pp = par.integer("pp");
   p.dp = par.has("dp") ? par.integer("dp") : 1;
   p.sequence_parallel = par.boolean("sequence_parallel");
-  std::string schedule = par.choice("schedule");
-  p.schedule = schedule == "gpipe" ? Schedule::gpipe
-               : schedule == "interleaved" ? Schedule::interleaved : Schedule::one_f_one_b;
+  p.schedule = enum_from_name(par.choice("schedule"), {Schedule::gpipe, Schedule::one_f_one_b, Schedule::interleaved},
+                              Schedule::one_f_one_b);
   p.virtual_stages = par.integer("virtual_stages");
   p.zero_stage = par.integer("zero_stage");
   p.distributed_optimizer = par.boolean("distributed_optimizer");
 
   ObjectReader mem(top.object("memory"), "/memory", kMemory, diag);
-  std::string recompute = mem.choice("recompute");
-  sc.memory.recompute = recompute == "full" ? Recompute::full
-                        : recompute == "selective" ? Recompute::selective : Recompute::none;
+  sc.memory.recompute = enum_from_name(mem.choice("recompute"), {Recompute::none, Recompute::selective, Recompute::full},
+                                       Recompute::none);
   sc.memory.comm_buffer = Bytes(mem.quantity("comm_buffer"));
   ObjectReader off(mem.object("offload"), "/memory/offload", kOffload, diag);
   sc.memory.offload.optimizer = tier_from_string(off.choice("optimizer"));
@@ -444,8 +451,9 @@ Scenario parse_scenario(const json& doc, const SourceMap& sources) {
     if (fr.has("network_mtbf")) f.network_mtbf = Seconds(fr.quantity("network_mtbf"));
     f.restart_time = Seconds(fr.quantity("restart_time"));
     f.horizon = Seconds(fr.quantity("horizon"));
-    f.distribution = fr.choice("distribution") == "weibull" ? FailureDistribution::weibull
-                                                            : FailureDistribution::exponential;
+    f.distribution = enum_from_name(fr.choice("distribution"),
+                                    {FailureDistribution::exponential, FailureDistribution::weibull},
+                                    FailureDistribution::exponential);
     f.weibull_shape = fr.number("weibull_shape");
     f.runs = fr.integer("runs");
     // Each expected failure is an event of the run-level simulation, per run.
