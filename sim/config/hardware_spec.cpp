@@ -95,6 +95,9 @@ const ParamTable kSsd = {
      .dim = Dimension::bytes_per_second},
     {.key = "computational", .kind = ParamKind::boolean, .default_value = false,
      .doc = "drives run the optimizer step next to the data (computational storage; near_storage checkpoints)"},
+    {.key = "gpudirect_storage", .kind = ParamKind::boolean, .default_value = false,
+     .doc = "GPUs and drives can DMA to each other without a host bounce buffer (NVIDIA GPUDirect Storage: "
+            "nvidia-fs driver, supported NVMe and file system)"},
     kSource,
 };
 
@@ -235,6 +238,7 @@ HardwareSpec parse_hardware(const json& doc, const std::string& pointer, Diagnos
   h.local_ssd.read_bandwidth = BytesPerSecond(ssd.quantity("read_bandwidth"));
   h.local_ssd.write_bandwidth = BytesPerSecond(ssd.quantity("write_bandwidth"));
   h.local_ssd.computational = ssd.boolean("computational");
+  h.local_ssd.gpudirect_storage = ssd.boolean("gpudirect_storage");
   ssd.string("source");
 
   ObjectReader nic(top.object("nic"), top.child_pointer("nic"), kNic, diag);

@@ -49,6 +49,7 @@ struct LocalSsdSpec {
   BytesPerSecond read_bandwidth;
   BytesPerSecond write_bandwidth;
   bool computational = false;  ///< the drives can run the optimizer step (near_storage)
+  bool gpudirect_storage = false;  ///< GPU <-> drive DMA without a host bounce buffer is available
 };
 
 struct NicSpec {

@@ -149,6 +149,9 @@ const ParamTable kOffload = {
             "of the step before (DeepSpeed ZeRO-Offload's one-step delayed parameter update)"},
     {.key = "prefetch_layers", .kind = ParamKind::integer, .default_value = 1,
      .doc = "how many layers ahead offloaded parameters and activations are fetched back", .min = 1, .max = 64},
+    {.key = "gpudirect", .kind = ParamKind::boolean, .default_value = false,
+     .doc = "parameters and activations offloaded to nvme move GPU <-> SSD by GPUDirect Storage, skipping the "
+            "host bounce buffer (needs hardware local_ssd.gpudirect_storage)"},
 };
 
 /// The keys every strategy shares, then those of some strategies (checkpoint_policy.hpp).
@@ -162,6 +165,9 @@ const ParamTable kCheckpoint = [] {
      .doc = "tiers the checkpoint passes through, last = durable", .choices = names("checkpoint_tier")},
     {.key = "sharded", .kind = ParamKind::boolean, .default_value = true,
      .doc = "every DP rank writes its shard (false: one replica writes)"},
+    {.key = "gpudirect", .kind = ParamKind::boolean, .default_value = false,
+     .doc = "the snapshot to a local_ssd first tier, and the reload from local SSDs, go GPU <-> SSD by GPUDirect "
+            "Storage, skipping the host bounce buffer (needs hardware local_ssd.gpudirect_storage)"},
   };
   for (const Param& p : checkpoint_strategy_params()) table.push_back(p);
   return table;
@@ -405,6 +411,15 @@ Scenario parse_scenario(const json& doc, const SourceMap& sources) {
   sc.memory.offload.host_buffer_factor = off.number("host_buffer_factor");
   sc.memory.offload.prefetch_layers = off.integer("prefetch_layers");
   sc.memory.offload.delayed_update = off.boolean("delayed_update");
+  sc.memory.offload.gpudirect = off.boolean("gpudirect");
+  if (sc.memory.offload.gpudirect) {
+    if (!sc.hardware.local_ssd.gpudirect_storage)
+      off.error("gpudirect", fmt::format("needs GPUDirect Storage on the drives (hardware {} has "
+                                         "local_ssd.gpudirect_storage=false)", sc.hardware.name));
+    if (sc.memory.offload.params != Tier::local_ssd && sc.memory.offload.activations != Tier::local_ssd)
+      off.error("gpudirect", "applies to parameters or activations offloaded to nvme (expected params or "
+                             "activations nvme)");
+  }
 
   if (top.has("checkpoint")) {
     ObjectReader ck(top.object("checkpoint"), "/checkpoint", kCheckpoint, diag);
@@ -433,6 +448,14 @@ Scenario parse_scenario(const json& doc, const SourceMap& sources) {
                                       sc.hardware.name));
     }
     sc.checkpoint.sharded = ck.boolean("sharded");
+    sc.checkpoint.gpudirect = ck.boolean("gpudirect");
+    if (sc.checkpoint.gpudirect) {
+      if (!sc.hardware.local_ssd.gpudirect_storage)
+        ck.error("gpudirect", fmt::format("needs GPUDirect Storage on the drives (hardware {} has "
+                                          "local_ssd.gpudirect_storage=false)", sc.hardware.name));
+      if (std::find(tiers.begin(), tiers.end(), Tier::local_ssd) == tiers.end())
+        ck.error("gpudirect", "applies to checkpoints through local SSDs (expected local_ssd in checkpoint.tiers)");
+    }
     CheckpointContext context;
     context.tiers = tiers;
     context.pp = sc.parallelism.pp;

@@ -60,6 +60,7 @@ struct OffloadSpec {
   double host_buffer_factor = 1.0;
   std::int64_t prefetch_layers = 1;  ///< fetch-back distance for offloaded parameters and activations
   bool delayed_update = false;       ///< DeepSpeed's one-step delayed parameter update (DPU)
+  bool gpudirect = false;            ///< GPU <-> NVMe copies by GPUDirect Storage (no host bounce)
 };
 
 struct MemorySpec {
@@ -74,6 +75,7 @@ struct CheckpointSpec {
   CheckpointStrategy strategy;  ///< with the strategy's own parameters
   std::vector<Tier> tiers;
   bool sharded = true;
+  bool gpudirect = false;  ///< GPU <-> local SSD hops by GPUDirect Storage (no host bounce)
 };
 
 struct FailureSpec {

@@ -63,7 +63,8 @@ void CheckpointEmitter::emit(int stage, const DagContext::Frontier& in_flight) {
         if (hop == 0) {
           for (const auto& [bytes, at] : {std::pair{weights, weights_at}, std::pair{optimizer, states_at}}) {
             const Device src = at == Tier::none ? Device::gpu(r) : device(at, r);
-            if (!(src == dst) && bytes > 0) t.flows.push_back({src, dst, bytes * share, false, false, false, r});
+            const bool dma = plan_.gpudirect && src.kind == DeviceKind::gpu && dst.kind == DeviceKind::local_ssd;
+            if (!(src == dst) && bytes > 0) t.flows.push_back({src, dst, bytes * share, false, dma, false, r});
           }
         } else {
           Flow f{device(tiers[hop - 1], r), dst, total * share, false};

@@ -25,6 +25,7 @@ struct CheckpointPlan {
   Tier optimizer_at = Tier::none; ///< where offloaded optimizer states live
   std::int64_t nodes = 1;         ///< nodes of the cluster, for the peer replicas
   StateBytes states;
+  bool gpudirect = false;         ///< the snapshot to local SSDs is a GPUDirect Storage DMA (no host bounce)
 };
 
 class CheckpointEmitter {

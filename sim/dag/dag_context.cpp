@@ -2,7 +2,8 @@
 
 namespace strata {
 
-DagContext::DagContext(const RankLayout& layout, bool fold, int stages) : layout_(layout), fold_(fold) {
+DagContext::DagContext(const RankLayout& layout, bool fold, int stages, bool offload_gpudirect)
+    : layout_(layout), fold_(fold), offload_gpudirect_(offload_gpudirect) {
   for (std::int64_t d = 0; d < (fold_ ? 1 : layout_.dp); ++d)
     for (std::int64_t t = 0; t < (fold_ ? 1 : layout_.tp); ++t) lanes_.push_back({d, t});
   last_.assign(static_cast<std::size_t>(stages), Frontier(lanes_.size()));
@@ -34,7 +35,8 @@ std::vector<TaskId> DagContext::copies(int stage, const ChunkPos& pos, Stream st
     Task t = base(TaskKind::offload, stream, {r}, stage);
     set_pos(t, pos);
     const Device gpu = Device::gpu(r), host = tier_device(tier, layout_.node(r));
-    t.flows.push_back({to_gpu ? host : gpu, to_gpu ? gpu : host, bytes, false, direct});
+    const bool dma = direct || (offload_gpudirect_ && tier == Tier::local_ssd);
+    t.flows.push_back({to_gpu ? host : gpu, to_gpu ? gpu : host, bytes, false, dma});
     t.allocate = alloc;
     t.release = release;
     t.deps = deps[i];

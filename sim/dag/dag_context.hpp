@@ -27,7 +27,8 @@ class DagContext {
     int chunk = 0, microbatch = 0, layer = 0;
   };
 
-  DagContext(const RankLayout& layout, bool fold, int stages);
+  /// `offload_gpudirect`: copies to and from local SSDs are GPUDirect Storage DMAs (no host bounce).
+  DagContext(const RankLayout& layout, bool fold, int stages, bool offload_gpudirect = false);
 
   const RankLayout& layout() const { return layout_; }
   bool fold() const { return fold_; }
@@ -68,7 +69,8 @@ class DagContext {
                                std::vector<MemoryChange> alloc, std::vector<MemoryChange> release,
                                const Frontier& deps);
 
-  /// One copy per lane between HBM and an offload tier of the lane's node.
+  /// One copy per lane between HBM and an offload tier of the lane's node; `direct` (or GPUDirect
+  /// Storage for offload, with the tier local SSDs) skips the host bounce buffer.
   std::vector<TaskId> copies(int stage, const ChunkPos& pos, Stream stream, Tier tier, bool to_gpu, double bytes,
                              std::vector<MemoryChange> alloc, std::vector<MemoryChange> release, const Frontier& deps,
                              bool direct = false);
@@ -78,6 +80,7 @@ class DagContext {
  private:
   RankLayout layout_;
   bool fold_;
+  bool offload_gpudirect_ = false;
   int iteration_ = 0;
   std::vector<Lane> lanes_;
   TaskDag dag_;

@@ -26,9 +26,12 @@ TaskDag build_restore_dag(const Scenario& sc, const TaskDag& shape, const std::v
     const double weights = bytes / b.optimizer * b.weights;
     std::vector<Flow> hops;
     switch (source) {
-      case RestoreSource::last_tier:
-        hops.push_back({tier_device(sc.checkpoint.tiers.back(), node), Device::gpu(rank), bytes});
+      case RestoreSource::last_tier: {
+        const Tier last = sc.checkpoint.tiers.back();
+        hops.push_back({tier_device(last, node), Device::gpu(rank), bytes, false,
+                        sc.checkpoint.gpudirect && last == Tier::local_ssd});
         break;
+      }
       case RestoreSource::local_dram: hops.push_back({tier_device(Tier::dram, node), Device::gpu(rank), bytes}); break;
       case RestoreSource::peer_dram:
         hops.push_back({tier_device(Tier::dram, (node + 1) % nodes), tier_device(Tier::dram, node), bytes, true});

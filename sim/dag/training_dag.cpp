@@ -46,7 +46,7 @@ class DagBuilder {
         near_storage_(sc.checkpoint.enabled && checkpoint_.optimizer_on_ssd),
         redundant_(sc.checkpoint.enabled && checkpoint_.replicates_next_stage),
         m_(static_cast<int>(sc.num_microbatches())), hidden_bytes_(hidden_bytes(sc)),
-        ctx_(rank_layout(sc), opt.fold, part.stages),
+        ctx_(rank_layout(sc), opt.fold, part.stages, sc.memory.offload.gpudirect),
         pipeline_(ctx_, part, hidden_bytes_),
         tp_(ctx_, hidden_bytes_),
         recompute_(ctx_, tp_, sc.memory.recompute),
@@ -115,7 +115,7 @@ class DagBuilder {
   CheckpointPlan checkpoint_plan(const Scenario& sc) const {
     const std::int64_t gpn = sc.hardware.gpus_per_node;
     return {checkpoint_, sc.checkpoint.tiers, options_.persist, near_storage_, sc.memory.offload.params,
-            sc.memory.offload.optimizer, (sc.gpus + gpn - 1) / gpn, states_};
+            sc.memory.offload.optimizer, (sc.gpus + gpn - 1) / gpn, states_, sc.checkpoint.gpudirect};
   }
 
   void add_resident_memory() {

@@ -195,6 +195,7 @@ json make_report(const Scenario& sc, const RunResult& r) {
           {"zero_stage", p.zero_stage}, {"distributed_optimizer", p.distributed_optimizer}}},
         {"microbatches", sc.num_microbatches()},
         {"recompute", to_string(sc.memory.recompute)},
+        {"offload_gpudirect", sc.memory.offload.gpudirect},
         {"flash_attention", sc.training.flash_attention}}},
       {"model", model_section},
       {"fits", r.verdict.fits},
@@ -270,6 +271,7 @@ json make_report(const Scenario& sc, const RunResult& r) {
                             {"persist_s", c.persist_s},
                             {"overhead_fraction", c.overhead_fraction},
                             {"restore_s", c.restore_s},
+                            {"gpudirect", sc.checkpoint.gpudirect},
                             {"staging_peaks", staging}};
     if (policy.peer_replicas > 0) report["checkpoint"]["replicate_s"] = c.replicate_s;
     if (policy.replicates_next_stage) report["checkpoint"]["redundant_overhead_s"] = c.redundant_overhead_s;
@@ -309,7 +311,7 @@ std::string summary_table(const Scenario& sc, const RunResult& r) {
     if (tier != Tier::none) offload += fmt::format("{}{}→{}", offload.empty() ? "" : ", ", what, to_string(tier));
   line(fmt::format("memory     ZeRO {}{}, recompute {}, offload {}", p.zero_stage,
                    p.distributed_optimizer ? " (distributed optimizer)" : "", to_string(sc.memory.recompute),
-                   offload.empty() ? "none" : offload));
+                   offload.empty() ? "none" : offload + (o.gpudirect ? " (GPUDirect Storage)" : "")));
   line("");
   line(fmt::format("{:>5} {:>11} {:>6} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}", "stage", "ranks",
                    "layers", "params", "grads", "optimizer", "activ.", "workspace", "buffers", "total"));
