@@ -122,6 +122,29 @@ TEST_CASE("Shards 1..N of a sweep merge to exactly the unsharded result", "[swee
                     "-q"}) == 0);
     merge.push_back(out.string());
   }
+  // Each shard holds whole families (points that differ only in failures share a training run),
+  // records its assignment, and the shards together hold every point once.
+  std::map<std::string, int> shard_of_family;
+  std::set<std::int64_t> points;
+  for (int i = 1; i <= 3; ++i) {
+    const fs::path out = dir / ("shard" + std::to_string(i));
+    const json settings = json::parse(std::ifstream(out / "settings.json"));
+    CHECK(settings.at("shard").at("shard") == i);
+    CHECK(settings.at("shard").at("of") == 3);
+    std::ifstream rows(out / "results.jsonl");
+    std::int64_t held = 0;
+    for (std::string line; std::getline(rows, line);) {
+      json row = json::parse(line);
+      CHECK(points.insert(row.at("point").get<std::int64_t>()).second);
+      ++held;
+      json family = row.at("params");
+      family.erase("failures.gpu_mtbf");
+      auto [it, added] = shard_of_family.try_emplace(family.dump(), i);
+      CHECK(it->second == i);
+    }
+    CHECK(settings.at("shard").at("points") == held);
+  }
+  CHECK(points.size() == 64);
   merge.insert(merge.end(), {"--out", (dir / "merged").string()});
   REQUIRE(run_cli(merge) == 0);
   CHECK(sorted_rows(dir / "merged") == sorted_rows(dir / "all"));
@@ -148,16 +171,22 @@ TEST_CASE("Shards 1..N of a sweep merge to exactly the unsharded result", "[swee
                  (dir / "shard3").string(), "--out", (dir / "mixed").string()}) == 2);
 
   // A merge with a shard missing is refused; with --allow-partial it is marked partial.
-  CHECK(run_cli({"sweep", "--merge", (dir / "shard1").string(), (dir / "shard2").string(), "--out",
-                 (dir / "holes").string()}) == 2);
+  const strata::test::Result absent = strata::test::strata_cli(fmt::format("sweep --merge '{}' '{}' --out '{}'",
+                                                            (dir / "shard1").string(), (dir / "shard2").string(),
+                                                            (dir / "holes").string()), "&1");
+  CHECK(absent.code == 2);
+  CHECK_THAT(absent.out, Catch::Contains("shard(s) 3 of 3 absent"));
   CHECK_FALSE(fs::exists(dir / "holes" / "results.csv"));
   REQUIRE(run_cli({"sweep", "--merge", (dir / "shard1").string(), (dir / "shard2").string(), "--out",
                    (dir / "partial").string(), "--allow-partial"}) == 0);
   const json partial = json::parse(std::ifstream(dir / "partial" / "settings.json"));
-  CHECK(partial.at("partial").get<std::string>().starts_with("21 of 64 points missing (2, 5, 8, "));
+  const auto third = json::parse(std::ifstream(dir / "shard3" / "settings.json")).at("shard").at("points").get<int>();
+  const std::string missing = std::to_string(third) + " of 64 points missing";
+  CHECK(partial.at("partial").get<std::string>().starts_with(missing + " ("));
+  CHECK_FALSE(partial.contains("shard"));
   std::string first_line;
   std::getline(std::ifstream(dir / "partial" / "results.csv") >> std::ws, first_line);
-  CHECK(first_line.starts_with("# partial: 21 of 64 points missing"));
+  CHECK(first_line.starts_with("# partial: " + missing));
 }
 
 TEST_CASE("Swept quantities get a numeric column in SI units beside the text", "[sweep]") {

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -277,14 +278,25 @@ void SweepResults::merge(const std::vector<std::filesystem::path>& dirs, const s
                          bool allow_partial) {
   if (dirs.empty()) throw InputError({Diagnostic{"--merge", "", "no folders (expected the shard folders to merge)"}});
   json sweep, settings;
-  std::int64_t point_count = -1;
+  std::int64_t point_count = -1, shards = 0;
+  std::set<std::int64_t> shards_seen;
   std::map<std::int64_t, std::string> rows;
+  // Shards share every option but which shard they are.
+  auto options_of = [](json s) {
+    s.erase("shard");
+    return s;
+  };
   for (const auto& d : dirs) {
     const auto identity = d / "sweep.json", run_with = d / "settings.json";
     if (!std::filesystem::exists(identity) || !std::filesystem::exists(run_with))
       throw InputError({Diagnostic{d.string(), "", "not a sweep output folder (no sweep.json and settings.json)"}});
     const json held = read_json_file(identity, identity.string());
-    const json held_settings = read_json_file(run_with, run_with.string());
+    const json held_all = read_json_file(run_with, run_with.string());
+    const json held_settings = options_of(held_all);
+    if (held_all.contains("shard") && held_all.at("shard").is_object()) {
+      shards = held_all.at("shard").value("of", std::int64_t{0});
+      shards_seen.insert(held_all.at("shard").value("shard", std::int64_t{0}));
+    }
     if (sweep.is_null()) {
       sweep = held;
       settings = held_settings;
@@ -311,10 +323,15 @@ void SweepResults::merge(const std::vector<std::filesystem::path>& dirs, const s
   std::vector<std::int64_t> missing;
   for (std::int64_t p = 0; p < point_count; ++p)
     if (!rows.count(p)) missing.push_back(p);
+  std::vector<std::int64_t> absent_shards;
+  for (std::int64_t s = 1; s <= shards; ++s)
+    if (!shards_seen.count(s)) absent_shards.push_back(s);
+  const std::string which =
+      absent_shards.empty() ? "" : fmt::format("shard(s) {} of {} absent; ", fmt::join(absent_shards, ", "), shards);
   if (!missing.empty() && !allow_partial)
-    throw InputError({Diagnostic{"--merge", "", fmt::format("the folders hold {} of the sweep's {} points; missing: {} "
+    throw InputError({Diagnostic{"--merge", "", fmt::format("the folders hold {} of the sweep's {} points; {}missing: {} "
                                                             "(expected the folders of every shard, or --allow-partial)",
-                                                            rows.size(), point_count, point_ranges(missing))}});
+                                                            rows.size(), point_count, which, point_ranges(missing))}});
   if (!missing.empty())
     settings["partial"] = fmt::format("{} of {} points missing ({}), merged with --allow-partial", missing.size(),
                                       point_count, point_ranges(missing));

@@ -18,6 +18,7 @@
 
 #include "sim/core/diagnostics.hpp"
 #include "sim/core/output_file.hpp"
+#include "sim/dag/training_dag.hpp"
 #include "sim/report/report.hpp"
 
 namespace strata {
@@ -109,16 +110,86 @@ std::vector<std::vector<const SweepPoint*>> sweep_families(const std::vector<con
   return families;
 }
 
+/// A family's expected cost in simulated tasks: its training run, plus the checkpoint windows its
+/// run simulates (analysis/checkpoint_simulator): iterations up to the checkpoint, the one with
+/// it, then one more for a blocking strategy, or up to `checkpoint_window` and one more window
+/// for the steady pace when hops run in the background.
+double expected_cost(const Scenario& sc, const SimulationOptions& options) {
+  const DagSizeEstimate size = estimate_dag_size(sc, options.fold);
+  if (!sc.checkpoint.enabled) return size.tasks;
+  const double iterations = static_cast<double>(std::max<std::int64_t>(sc.training.iterations, 3));
+  const double before = iterations - 1.0;
+  const double window = static_cast<double>(options.checkpoint_window);
+  const double windows = behaviour(sc.checkpoint.strategy).blocks_until_durable
+                             ? before + 2.0
+                             : (before + 1.0 + window) + (before + 2.0 + window);
+  return size.tasks * (1.0 + windows / iterations);
+}
+
+json ShardAssignment::describe() const {
+  return {{"shard", shard},
+          {"of", shards},
+          {"assignment", "whole families, largest expected cost first to the least loaded shard"},
+          {"points", points.size()},
+          {"families", families},
+          {"expected_cost_share", total_cost > 0 ? cost / total_cost : 0.0}};
+}
+
+ShardAssignment assign_shard(const SweepSpec& spec, const DocumentResolver& resolver,
+                             const std::filesystem::path& base_dir, std::int64_t shard, std::int64_t shards,
+                             const SimulationOptions& options) {
+  std::vector<const SweepPoint*> all;
+  for (const SweepPoint& p : spec.points) all.push_back(&p);
+  const auto families = sweep_families(all);
+  const bool costed = families.size() <= kMaxCostedFamilies;
+  std::vector<double> cost(families.size(), 0.0);
+  for (std::size_t f = 0; f < families.size(); ++f) {
+    cost[f] = static_cast<double>(families[f].size());
+    if (!costed) continue;
+    try {
+      const SweepPoint& p = *families[f].front();
+      const ComposedScenario composed =
+          spec.base.is_object()
+              ? compose_scenario(spec.base, spec.file + " /base", base_dir, p.overrides, resolver)
+              : compose_scenario(base_scenario_file(spec, resolver, base_dir), p.overrides, resolver);
+      cost[f] = expected_cost(parse_scenario(composed.doc, composed.sources), options);
+    } catch (const InputError&) {
+      cost[f] = 1.0;  // invalid: no simulation
+    }
+  }
+  std::vector<std::size_t> order(families.size());
+  for (std::size_t f = 0; f < order.size(); ++f) order[f] = f;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return cost[a] > cost[b]; });
+  std::vector<double> load(static_cast<std::size_t>(shards), 0.0);
+  ShardAssignment out;
+  out.shard = shard;
+  out.shards = shards;
+  for (std::size_t f : order) {
+    const auto least = static_cast<std::size_t>(std::min_element(load.begin(), load.end()) - load.begin());
+    load[least] += cost[f];
+    out.total_cost += cost[f];
+    if (static_cast<std::int64_t>(least) != shard - 1) continue;
+    ++out.families;
+    out.cost += cost[f];
+    for (const SweepPoint* p : families[f]) out.points.push_back(p->index);
+  }
+  std::sort(out.points.begin(), out.points.end());
+  return out;
+}
+
 std::int64_t run_sweep(const SweepSpec& spec, SweepResults& results, const DocumentResolver& resolver,
                        const std::filesystem::path& base_dir, const SweepOptions& options,
                        const SweepProgress& progress) {
   std::vector<const SweepPoint*> todo;
   std::int64_t in_shard = 0;
-  for (const SweepPoint& p : spec.points) {
-    if (p.index % options.shards != options.shard - 1) continue;
+  auto consider = [&](const SweepPoint& p) {
     ++in_shard;
     if (!results.done().count(p.index)) todo.push_back(&p);
-  }
+  };
+  if (options.shard)
+    for (std::int64_t i : options.shard->points) consider(spec.points[static_cast<std::size_t>(i)]);
+  else
+    for (const SweepPoint& p : spec.points) consider(p);
   const std::int64_t already = in_shard - static_cast<std::int64_t>(todo.size());
   if (progress) progress(already, in_shard);
   if (todo.empty()) return 0;

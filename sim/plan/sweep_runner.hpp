@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <vector>
 
 #include "sim/config/scenario_loader.hpp"
@@ -17,9 +18,29 @@
 
 namespace strata {
 
+/// Shard i of N of a sweep: whole families (points that share a training run), so that N shards
+/// together cost about what the unsharded sweep costs, balanced by their expected cost.
+struct ShardAssignment {
+  std::int64_t shard = 1, shards = 1;
+  std::vector<std::int64_t> points;  ///< this shard's point indices, ascending
+  std::int64_t families = 0;         ///< this shard's families
+  double cost = 0.0, total_cost = 0.0;  ///< expected cost (estimated tasks) of this shard and of the sweep
+  /// For the shard's settings.json.
+  nlohmann::json describe() const;
+};
+
+/// Deterministic: families are costed by the tasks their first point's scenario simulates (the
+/// training run and its checkpoint windows; an invalid point costs one task), then dealt largest first to the shard with
+/// the least cost so far (ties to the lower shard). Beyond kMaxCostedFamilies families, each costs
+/// its number of points, so that assigning stays quick.
+ShardAssignment assign_shard(const SweepSpec& spec, const DocumentResolver& resolver,
+                             const std::filesystem::path& base_dir, std::int64_t shard, std::int64_t shards,
+                             const SimulationOptions& options);
+inline constexpr std::size_t kMaxCostedFamilies = 10000;
+
 struct SweepOptions {
   int jobs = 1;
-  std::int64_t shard = 1, shards = 1;  ///< run the points with index % shards == shard - 1
+  std::optional<ShardAssignment> shard;  ///< run only these points (none: every point)
   SimulationOptions simulation;
 };
 
@@ -47,7 +68,8 @@ std::vector<nlohmann::json> run_family(const SweepSpec& spec, const std::vector<
 /// order of each family's first point.
 std::vector<std::vector<const SweepPoint*>> sweep_families(const std::vector<const SweepPoint*>& points);
 
-/// Runs the points of the shard that `results` does not hold yet. Returns how many it ran.
+/// Runs the points of the shard (every point without one) that `results` does not hold yet.
+/// Returns how many it ran.
 std::int64_t run_sweep(const SweepSpec& spec, SweepResults& results, const DocumentResolver& resolver,
                        const std::filesystem::path& base_dir, const SweepOptions& options,
                        const SweepProgress& progress);

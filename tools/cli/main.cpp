@@ -70,7 +70,7 @@ int main(int argc, char** argv) {
   sweep_cmd->add_option("--out", sweep.out, "output folder: sweep.json, results.jsonl, results.csv")->required();
   sweep_cmd->add_option("-j,--jobs", sweep.jobs, "worker processes (default: one per core)")
       ->check(CLI::Range(1, 1024));
-  sweep_cmd->add_option("--shard", sweep.shard, "run only shard i of N (points with index % N == i - 1), e.g. 2/8");
+  sweep_cmd->add_option("--shard", sweep.shard, "run only shard i of N (whole families of points that share a training run, balanced by expected cost), e.g. 2/8");
   sweep_cmd->add_option("--executor", sweep.executor, "des, or list to screen fast without contention")
       ->check(CLI::IsMember({"des", "list"}));
   sweep_cmd->add_option("--checkpoint-window", sweep.checkpoint_window, kCheckpointWindowHelp)

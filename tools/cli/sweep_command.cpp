@@ -97,7 +97,7 @@ void confirm_best(const SweepSpec& spec, const SweepResults& screened, const Fol
   chosen.points.clear();
   for (std::int64_t p : best) chosen.points.push_back(spec.points[static_cast<std::size_t>(p)]);
   options.simulation.executor = ExecutorKind::des;
-  options.shard = options.shards = 1;
+  options.shard.reset();
   SweepResults confirmed(std::filesystem::path(o.out) / "confirm", spec.document, sweep_settings(options.simulation),
                          static_cast<std::int64_t>(spec.points.size()));
   ProgressBar bar(o.quiet);
@@ -140,13 +140,18 @@ int sweep_command(const FolderCatalog& catalog, const SweepCommandOptions& o) {
   if (spec.base.is_string()) base_scenario_file(spec, catalog, file.parent_path());  // refuse a bad base now
   SweepOptions options;
   options.jobs = o.jobs > 0 ? o.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  std::tie(options.shard, options.shards) = parse_shard(o.shard);
+  const auto [shard, shards] = parse_shard(o.shard);
   options.simulation.executor = o.executor == "list" ? ExecutorKind::list : ExecutorKind::des;
   options.simulation.checkpoint_window = o.checkpoint_window;
   options.simulation.max_tasks = o.max_tasks;
   if (o.confirm > 0 && options.simulation.executor != ExecutorKind::list)
     throw InputError({Diagnostic{"--confirm", "", "confirms a screening run (expected --executor list with it)"}});
-  SweepResults results(o.out, doc, sweep_settings(options.simulation), static_cast<std::int64_t>(spec.points.size()));
+  nlohmann::json settings = sweep_settings(options.simulation);
+  if (shards > 1) {
+    options.shard = assign_shard(spec, catalog, file.parent_path(), shard, shards, options.simulation);
+    settings["shard"] = options.shard->describe();
+  }
+  SweepResults results(o.out, doc, settings, static_cast<std::int64_t>(spec.points.size()));
   ProgressBar bar(o.quiet);
   const std::int64_t ran = run_sweep(spec, results, catalog, file.parent_path(), options,
                                      [&](std::int64_t done, std::int64_t total) { bar(done, total); });
