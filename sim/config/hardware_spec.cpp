@@ -30,6 +30,37 @@ const ParamTable kTop = {
     {.key = "memory_overheads", .kind = ParamKind::object, .doc = "HBM not available to tensors",
      .optional = true},
     {.key = "efficiency", .kind = ParamKind::object, .doc = "achieved fractions of the peaks", .optional = true},
+    {.key = "kernels", .kind = ParamKind::object,
+     .doc = "kernel-level compute costs (absent: roofline at efficiency.gemm)", .optional = true},
+};
+
+const ParamTable kKernels = {
+    {.key = "sm_count", .kind = ParamKind::integer, .doc = "streaming multiprocessors", .min = 1, .max = 100000},
+    {.key = "gemm_tile_m", .kind = ParamKind::integer, .default_value = 128, .doc = "GEMM output tile rows",
+     .min = 1, .max = 4096},
+    {.key = "gemm_tile_n", .kind = ParamKind::integer, .default_value = 128, .doc = "GEMM output tile columns",
+     .min = 1, .max = 4096},
+    {.key = "gemm_efficiency", .kind = ParamKind::number, .doc = "large-GEMM fraction of dense peak",
+     .min = 0.01, .max = 1.0},
+    {.key = "gemm_k_overhead", .kind = ParamKind::number, .default_value = 0.0,
+     .doc = "K-equivalent of a tile's prologue and epilogue", .min = 0.0, .max = 1e6},
+    {.key = "launch_overhead", .kind = ParamKind::quantity, .default_value = 0,
+     .doc = "launch and synchronisation per kernel", .dim = Dimension::seconds},
+    {.key = "attention_tile", .kind = ParamKind::integer, .default_value = 128,
+     .doc = "query rows per fused-attention thread block", .min = 1, .max = 4096},
+    {.key = "attention_k_overhead", .kind = ParamKind::number, .default_value = 0.0,
+     .doc = "keys-equivalent of a fused-attention block's fixed work", .min = 0.0, .max = 1e6},
+    {.key = "flash2_forward", .kind = ParamKind::number, .doc = "FlashAttention-2 forward, fraction of peak",
+     .min = 0.01, .max = 1.0},
+    {.key = "flash2_backward", .kind = ParamKind::number,
+     .doc = "FlashAttention-2 backward (2.5x forward FLOPs), fraction of peak", .min = 0.01, .max = 1.0},
+    {.key = "vendor_forward", .kind = ParamKind::number, .doc = "vendor fused attention (cuDNN) forward, fraction of peak",
+     .min = 0.01, .max = 1.0},
+    {.key = "vendor_backward", .kind = ParamKind::number,
+     .doc = "vendor fused attention backward (2.5x forward FLOPs), fraction of peak", .min = 0.01, .max = 1.0},
+    {.key = "sustained_clock", .kind = ParamKind::number, .default_value = 1.0,
+     .doc = "sustained / boost clock under the power limit", .min = 0.1, .max = 1.0},
+    kSource,
 };
 
 const ParamTable kGpu = {
@@ -181,7 +212,7 @@ const std::map<std::string, const ParamTable*>& hardware_param_tables() {
       {"", &kTop},         {"gpu", &kGpu},   {"gpu.peak_tflops", &kPeak},     {"nvlink", &kNvlink},
       {"pcie", &kPcie},    {"host", &kHost}, {"cxl", &kCxl},                  {"local_ssd", &kSsd},
       {"nic", &kNic},      {"object_store", &kObjectStore}, {"memory_overheads", &kOverheads},
-      {"efficiency", &kEfficiency}};
+      {"efficiency", &kEfficiency}, {"kernels", &kKernels}};
   return tables;
 }
 
@@ -293,6 +324,26 @@ HardwareSpec parse_hardware(const json& doc, const std::string& pointer, Diagnos
     h.efficiency.network = eff.number("network");
     h.efficiency.pcie = eff.number("pcie");
     eff.string("source");
+  }
+
+  if (top.has("kernels")) {
+    ObjectReader k(top.object("kernels"), top.child_pointer("kernels"), kKernels, diag);
+    KernelSpec& ks = h.kernels;
+    ks.present = true;
+    ks.sm_count = k.integer("sm_count");
+    ks.tile_m = k.integer("gemm_tile_m");
+    ks.tile_n = k.integer("gemm_tile_n");
+    ks.gemm_efficiency = k.number("gemm_efficiency");
+    ks.k_overhead = k.number("gemm_k_overhead");
+    ks.launch = Seconds(k.quantity("launch_overhead"));
+    ks.attention_tile = k.integer("attention_tile");
+    ks.attention_k_overhead = k.number("attention_k_overhead");
+    ks.flash2_forward = k.number("flash2_forward");
+    ks.flash2_backward = k.number("flash2_backward");
+    ks.vendor_forward = k.number("vendor_forward");
+    ks.vendor_backward = k.number("vendor_backward");
+    ks.sustained_clock = k.number("sustained_clock");
+    k.string("source");
   }
   return h;
 }

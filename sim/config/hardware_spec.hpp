@@ -88,6 +88,27 @@ struct Efficiency {
   double pcie = 1.0;     ///< host transfers, fraction of PCIe rate
 };
 
+/// Kernel-level compute costs of one GPU (sim/graph/kernel_costs): GEMMs by tile and wave
+/// quantization over the SMs with a per-tile pipeline overhead along K, fused attention at its
+/// measured fraction of peak, elementwise kernels at efficiency.memory of the HBM bandwidth, and a
+/// fixed launch/synchronisation cost per kernel. Absent: the
+/// roofline at efficiency.gemm applies and the report says the GPU has no kernel tables.
+struct KernelSpec {
+  bool present = false;
+  std::int64_t sm_count = 0;
+  std::int64_t tile_m = 128, tile_n = 128;  ///< output tile one SM computes at a time
+  double gemm_efficiency = 1.0;   ///< large-GEMM fraction of dense peak (a full wave, long K)
+  double k_overhead = 0.0;        ///< K-equivalent of a tile's prologue and epilogue
+  Seconds launch;                 ///< per kernel: launch and synchronisation
+  std::int64_t attention_tile = 128;  ///< query rows per fused-attention thread block
+  double attention_k_overhead = 0.0;  ///< keys-equivalent of a block's fixed work
+  /// Large-problem fractions of dense peak, forward and backward (backward FLOPs counted as 2.5x
+  /// forward), of FlashAttention-2 and of the vendor's fused kernel (cuDNN).
+  double flash2_forward = 1.0, flash2_backward = 1.0;
+  double vendor_forward = 1.0, vendor_backward = 1.0;
+  double sustained_clock = 1.0;       ///< sustained / boost clock under the power limit
+};
+
 struct MemoryOverheads {
   Bytes runtime_reserved;      ///< CUDA context, library workspaces
   double fragmentation = 0.0;  ///< allocator overhead as a fraction of allocated bytes
@@ -108,6 +129,7 @@ struct HardwareSpec {
   ObjectStoreSpec object_store;
   MemoryOverheads overheads;
   Efficiency efficiency;
+  KernelSpec kernels;
 };
 
 /// Parameter tables of each profile section, keyed by section name ("" is the top level).

@@ -3,6 +3,7 @@
 #include <stdexcept>
 
 #include "sim/config/checkpoint_policy.hpp"
+#include "sim/config/framework.hpp"
 #include "sim/config/scenario_spec.hpp"
 
 namespace strata {
@@ -53,6 +54,10 @@ void register_builtin_policies(PolicyCatalog& catalog) {
                 {"cxl", "CXL memory"},
                 {"local_ssd", "node-local NVMe"},
                 {"object_store", "shared remote storage"}}});
+  PolicyCategory frameworks{"framework", "training.framework",
+                            "training framework preset (override: training.overlap_grad_reduce)", {}};
+  for (const auto& f : framework_docs()) frameworks.policies.push_back({to_string(f.framework), f.doc});
+  catalog.add(std::move(frameworks));
   catalog.add({"failure_law", "failures.distribution", "time between failures",
                {{to_string(FailureDistribution::exponential), "memoryless failures at rate 1/MTBF"},
                 {to_string(FailureDistribution::weibull), "Weibull with the given shape, scaled to the MTBF"}}});

@@ -104,6 +104,10 @@ const ParamTable kTraining = {
      .doc = "iterations to simulate", .min = 1, .max = 1000000},
     {.key = "flash_attention", .kind = ParamKind::boolean,
      .doc = "fused attention: no s^2 score tensors saved; default from the model file", .optional = true},
+    {.key = "framework", .kind = ParamKind::choice, .default_value = to_string(kDefaultFramework),
+     .doc = "training framework preset: what overlaps and which attention kernel runs", .choices = names("framework")},
+    {.key = "overlap_grad_reduce", .kind = ParamKind::boolean,
+     .doc = "gradient reduction overlapped with the backward; default from the framework", .optional = true},
 };
 
 const ParamTable kParallelism = {
@@ -387,6 +391,9 @@ Scenario parse_scenario(const json& doc, const SourceMap& sources) {
   t.optimizer = tr.choice("optimizer") == "sgd" ? Optimizer::sgd : Optimizer::adam;
   t.iterations = tr.integer("iterations");
   t.flash_attention = tr.has("flash_attention") ? tr.boolean("flash_attention") : sc.model.flash_attention;
+  t.framework = enum_from_name(tr.choice("framework"), {Framework::megatron_lm_2021, Framework::megatron_core,
+                                                        Framework::deepspeed, Framework::pytorch_fsdp},
+                               kDefaultFramework);
 
   ObjectReader par(top.object("parallelism"), "/parallelism", kParallelism, diag);
   ParallelismSpec& p = sc.parallelism;
@@ -399,6 +406,8 @@ Scenario parse_scenario(const json& doc, const SourceMap& sources) {
   p.virtual_stages = par.integer("virtual_stages");
   p.zero_stage = par.integer("zero_stage");
   p.distributed_optimizer = par.boolean("distributed_optimizer");
+  t.behaviour = preset(t.framework, p.zero_stage);
+  if (tr.has("overlap_grad_reduce")) t.behaviour.overlap_grad_reduce = tr.boolean("overlap_grad_reduce");
 
   ObjectReader mem(top.object("memory"), "/memory", kMemory, diag);
   sc.memory.recompute = enum_from_name(mem.choice("recompute"), {Recompute::none, Recompute::selective, Recompute::full},

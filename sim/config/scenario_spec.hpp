@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/config/checkpoint_policy.hpp"
+#include "sim/config/framework.hpp"
 #include "sim/config/hardware_spec.hpp"
 #include "sim/config/model_spec.hpp"
 #include "sim/config/precision.hpp"
@@ -40,6 +41,8 @@ struct TrainingSpec {
   Optimizer optimizer = Optimizer::adam;
   std::int64_t iterations = 2;
   bool flash_attention = true;
+  Framework framework = kDefaultFramework;
+  FrameworkBehaviour behaviour;  ///< the framework's preset with the scenario's overrides
 };
 
 struct ParallelismSpec {

@@ -9,14 +9,15 @@ DagContext::DagContext(const RankLayout& layout, bool fold, int stages, bool off
   last_.assign(static_cast<std::size_t>(stages), Frontier(lanes_.size()));
 }
 
-std::vector<TaskId> DagContext::per_lane(int stage, TaskKind kind, const ChunkPos& pos, double flops, double bytes,
+std::vector<TaskId> DagContext::per_lane(int stage, TaskKind kind, const ChunkPos& pos, const Work& work,
                                          std::vector<MemoryChange> alloc, std::vector<MemoryChange> release,
                                          const Frontier& deps) {
   std::vector<TaskId> ids;
   for (std::size_t i = 0; i < lanes_.size(); ++i) {
     Task t = base(kind, Stream::compute, {rank_of(stage, lanes_[i])}, stage);
-    t.flops = flops;
-    t.memory_bytes = bytes;
+    t.flops = work.flops;
+    t.memory_bytes = work.bytes;
+    t.kernel_seconds = work.seconds;
     t.allocate = alloc;
     t.release = release;
     set_pos(t, pos);

@@ -64,8 +64,13 @@ class DagContext {
     return f;
   }
 
+  /// Compute work of one task: model FLOPs and HBM bytes, and the kernels' seconds when known.
+  struct Work {
+    double flops = 0.0, bytes = 0.0, seconds = 0.0;
+  };
+
   /// One task per lane on the compute stream, each waiting for its lane's entry of `deps`.
-  std::vector<TaskId> per_lane(int stage, TaskKind kind, const ChunkPos& pos, double flops, double bytes,
+  std::vector<TaskId> per_lane(int stage, TaskKind kind, const ChunkPos& pos, const Work& work,
                                std::vector<MemoryChange> alloc, std::vector<MemoryChange> release,
                                const Frontier& deps);
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "sim/graph/kernel_costs.hpp"
 #include "sim/graph/memory_model.hpp"
 
 namespace strata {
@@ -11,6 +12,7 @@ std::vector<LayerWork> layer_work(const Scenario& sc, const ComputeGraph& graph)
   const double t = static_cast<double>(sc.parallelism.tp);
   const bool sp = sc.parallelism.sequence_parallel;
   const ActivationPolicy policy{sc.parallelism.tp, sp, sc.memory.recompute};
+  const KernelCosts kernels(sc.hardware, sc.training.precision, sc.training.behaviour.attention);
   std::vector<LayerWork> work(static_cast<std::size_t>(L));
   for (auto v : boost::make_iterator_range(boost::vertices(graph))) {
     const Op& op = graph[v];
@@ -24,13 +26,18 @@ std::vector<LayerWork> layer_work(const Scenario& sc, const ComputeGraph& graph)
     w.bwd_flops += op.backward_flops / flops_div;
     w.fwd_bytes += traffic;
     w.bwd_bytes += kBackwardTrafficFactor * traffic;
+    const OpSeconds sec = kernels.op_seconds(op, t, traffic, kBackwardTrafficFactor * traffic);
+    w.fwd_s += sec.forward;
+    w.bwd_s += sec.backward;
     if (op.kind == OpKind::attention_core) {
       w.core_flops += op.forward_flops / flops_div;
       w.core_bytes += traffic;
+      w.core_s += sec.forward;
     }
     if (in_block) {
       w.block_flops += op.forward_flops / flops_div;
       w.block_bytes += traffic;
+      w.block_s += sec.forward;
     }
     if (!(op.shares_embedding && sc.parallelism.pp == 1)) w.params += op.params_split / t + op.params_replicated;
     // Recomputation reruns transformer blocks only: the embedding's and the head's tensors stay.

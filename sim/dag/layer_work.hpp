@@ -22,6 +22,9 @@ struct LayerWork {
   double bwd_flops = 0.0, bwd_bytes = 0.0;
   double core_flops = 0.0, core_bytes = 0.0;  ///< attention core forward: what selective recompute reruns
   double block_flops = 0.0, block_bytes = 0.0;  ///< the block's own forward: what full recompute reruns
+  /// Kernel seconds on this GPU (sim/graph/kernel_costs) of the forward, backward, attention-core
+  /// forward and block forward above.
+  double fwd_s = 0.0, bwd_s = 0.0, core_s = 0.0, block_s = 0.0;
   double saved = 0.0;    ///< activation bytes kept for backward under the policy
   double rebuilt = 0.0;  ///< bytes recomputation rebuilds transiently before the backward
   double params = 0.0;   ///< weights held by this TP rank

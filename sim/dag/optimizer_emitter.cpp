@@ -27,7 +27,7 @@ void OptimizerEmitter::step(int stage) {
   } else if (tier == Tier::none) {
     // Adam reads and writes its states, reads the gradient and writes the compute-precision weights.
     const double per_param = 2.0 * states.optimizer + states.gradients + states.weights;
-    ids = ctx_.per_lane(stage, TaskKind::optimizer, {0, -1, -1}, 0.0, per_param * params, {}, {}, deps);
+    ids = ctx_.per_lane(stage, TaskKind::optimizer, {0, -1, -1}, {.bytes = per_param * params}, {}, {}, deps);
     if (params_tier != Tier::none)  // the updated shard goes back to where the parameters live
       ids = ctx_.copies(stage, {0, -1, -1}, Stream::upload, params_tier, false, params * states.weights, {}, {},
                         DagContext::frontier_of(ids));

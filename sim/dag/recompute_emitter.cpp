@@ -7,8 +7,9 @@ void RecomputeEmitter::before_backward(int stage, const DagContext::ChunkPos& po
   if (policy_ == Recompute::none) return;
   const bool full = policy_ == Recompute::full;
   std::vector<MemoryChange> alloc = {{Tier::hbm, MemoryUse::workspace, w.rebuilt}};
-  auto ids = ctx_.per_lane(stage, TaskKind::recompute, pos, full ? w.block_flops : w.core_flops,
-                           full ? w.block_bytes : w.core_bytes, alloc, {}, last);
+  const DagContext::Work work = full ? DagContext::Work{w.block_flops, w.block_bytes, w.block_s}
+                                     : DagContext::Work{w.core_flops, w.core_bytes, w.core_s};
+  auto ids = ctx_.per_lane(stage, TaskKind::recompute, pos, work, alloc, {}, last);
   last = tp_.collectives(stage, full ? kBlockCollectives : 0, pos, ids);
   release.push_back({Tier::hbm, MemoryUse::workspace, w.rebuilt});
 }

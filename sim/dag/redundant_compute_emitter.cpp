@@ -16,17 +16,18 @@ RedundantComputeEmitter::RedundantComputeEmitter(DagContext& ctx, const Pipeline
 /// failure).
 void RedundantComputeEmitter::forward(int stage, const PipelineUnit& u) {
   const ModelChunk& next = part_.chunks[static_cast<std::size_t>(successor(u.chunk))];
-  double flops = 0.0, bytes = 0.0;
+  DagContext::Work work;
   int collectives = 0;
   for (int l = next.first_layer; l < next.first_layer + next.num_layers; ++l) {
     const LayerWork& w = work_[static_cast<std::size_t>(l)];
-    flops += w.fwd_flops;
-    bytes += w.fwd_bytes;
+    work.flops += w.fwd_flops;
+    work.bytes += w.fwd_bytes;
+    work.seconds += w.fwd_s;
     collectives += w.tp_fwd;
   }
   auto& last = ctx_.last(stage);
   const DagContext::ChunkPos pos{u.chunk, u.microbatch, -1};
-  auto ids = ctx_.per_lane(stage, TaskKind::redundant, pos, flops, bytes, {}, {}, last);
+  auto ids = ctx_.per_lane(stage, TaskKind::redundant, pos, work, {}, {}, last);
   last = tp_.collectives(stage, collectives, pos, ids);
 }
 
@@ -56,7 +57,7 @@ void RedundantComputeEmitter::step(int stage) {
   for (std::size_t i = 0; i < lanes.size(); ++i) deps[i].push_back(received[i]);
   const double per_param = 2.0 * states_.optimizer + states_.gradients + states_.weights;
   last = DagContext::frontier_of(
-      ctx_.per_lane(stage, TaskKind::redundant, {0, -1, -1}, 0.0, per_param * params, {}, {}, deps));
+      ctx_.per_lane(stage, TaskKind::redundant, {0, -1, -1}, {.bytes = per_param * params}, {}, {}, deps));
 }
 
 }  // namespace strata

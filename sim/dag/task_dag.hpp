@@ -98,6 +98,9 @@ struct Task {
   std::vector<std::int64_t> ranks;
   double flops = 0.0;         ///< compute-bound work, run at the GEMM rate
   double memory_bytes = 0.0;  ///< memory-bound work, run at the HBM rate
+  /// The kernels' time on the task's GPU from their shapes (sim/graph/kernel_costs); 0: the
+  /// roofline of `flops` and `memory_bytes` applies.
+  double kernel_seconds = 0.0;
   double host_params = 0.0;   ///< parameters the host CPU updates (host_optimizer)
   std::vector<Flow> flows;    ///< all start together; the task ends when the last one does
   int latency_steps = 1;      ///< sequential steps of a collective: each pays the route latency

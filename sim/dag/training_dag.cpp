@@ -159,7 +159,8 @@ class DagBuilder {
         std::vector<MemoryChange> alloc = {{Tier::hbm, MemoryUse::activations, w.saved}};
         offload_.before_forward(stage, last);
         auto ids =
-            ctx_.per_lane(stage, TaskKind::forward, pos, w.fwd_flops, w.fwd_bytes, alloc, gathered_release, last);
+            ctx_.per_lane(stage, TaskKind::forward, pos, {w.fwd_flops, w.fwd_bytes, w.fwd_s}, alloc,
+                                 gathered_release, last);
         offload_.after_forward(stage, pos, w, ids);
         last = tp_.collectives(stage, w.tp_fwd, pos, ids);
         continue;
@@ -168,7 +169,7 @@ class DagBuilder {
       std::vector<MemoryChange> release = {{Tier::hbm, MemoryUse::activations, w.saved}};
       release.insert(release.end(), gathered_release.begin(), gathered_release.end());
       recompute_.before_backward(stage, pos, w, last, release);
-      auto ids = ctx_.per_lane(stage, TaskKind::backward, pos, w.bwd_flops, w.bwd_bytes, {}, release, last);
+      auto ids = ctx_.per_lane(stage, TaskKind::backward, pos, {w.bwd_flops, w.bwd_bytes, w.bwd_s}, {}, release, last);
       last = tp_.collectives(stage, w.tp_bwd, pos, ids);
       offload_.after_backward(stage, k, ids);
       // ZeRO-2/3 reduce-scatter every micro-batch into their gradient partitions; otherwise the
@@ -178,6 +179,9 @@ class DagBuilder {
       if (ctx_.layout().dp > 1) {
         const TaskId done = dp_.gradient_reduction(stage, pos, w, last);
         for (auto& f : reduced) f = {done};
+        // Not overlapped (training.overlap_grad_reduce): the compute stream waits for it.
+        if (!sc_.training.behaviour.overlap_grad_reduce)
+          for (auto& f : last) f = {done};
       }
       offload_.gradient_out(stage, pos, w, reduced);
     }

@@ -74,6 +74,7 @@ double TaskCosts::compute_seconds(const Task& t) const {
     const auto sharing = std::min(gpus_per_node_, gpus_ - node * gpus_per_node_);
     return t.host_params * static_cast<double>(sharing) / host_rate_;
   }
+  if (t.kernel_seconds > 0.0) return t.kernel_seconds;
   return t.flops / flops_rate_ + t.memory_bytes / memory_rate_;
 }
 

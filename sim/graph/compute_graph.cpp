@@ -71,6 +71,7 @@ class GraphBuilder {
     head.params_split = V * h;
     head.shares_embedding = m_.tie_word_embeddings;
     head.forward_flops = 2.0 * s_ * b_ * h * V;
+    head.gemms = {{s_ * b_, V, h, 1.0, GemmSplit::n}};
     head.backward_flops = 2.0 * head.forward_flops;
     head.saved.push_back({"LM head input", act_ * sbh, Split::sequence});
     head.output_bytes = kLogitBytes * s_ * b_ * V;
@@ -146,6 +147,7 @@ class GraphBuilder {
     const double qkv_out = qw + 2.0 * kvw;
     qkv.params_split = h * qkv_out + (m_.attention_bias ? qkv_out : 0.0);
     qkv.forward_flops = 2.0 * s * b * h * qkv_out;
+    qkv.gemms = {{s * b, qkv_out, h, 1.0, GemmSplit::n}};
     qkv.backward_flops = 2.0 * qkv.forward_flops;
     qkv.saved.push_back({"QKV input", act_ * sbh, Split::sequence});
     qkv.output_bytes = act_ * s * b * qkv_out;
@@ -159,6 +161,9 @@ class GraphBuilder {
     const double keys =
         flash_ && m_.windowed(layer) ? std::min(s, static_cast<double>(m_.sliding_window)) : s;
     core.forward_flops = 4.0 * b * s * keys * qw;  // QK^T and attention·V
+    const double head_dim = qw / a;
+    if (flash_) core.fused_attention = AttentionShape{b, a, s, keys, head_dim, keys >= s};
+    else core.gemms = {{s, keys, head_dim, b * a, GemmSplit::count}, {s, head_dim, keys, b * a, GemmSplit::count}};
     core.backward_flops = 2.0 * core.forward_flops;
     core.saved.push_back({"Q", act_ * s * b * qw, Split::tensor});
     core.saved.push_back({"K", act_ * s * b * kvw, Split::tensor});
@@ -192,6 +197,7 @@ class GraphBuilder {
     out.params_split = qw * h;
     out.params_replicated = m_.attention_output_bias ? h : 0.0;  // row-parallel bias is added after the reduce
     out.forward_flops = 2.0 * s * b * qw * h;
+    out.gemms = {{s * b, h, qw, 1.0, GemmSplit::k}};
     out.backward_flops = 2.0 * out.forward_flops;
     out.saved.push_back({"attention projection input", act_ * s * b * qw, Split::tensor});
     if (m_.hidden_dropout > 0) out.saved.push_back({"attention residual dropout mask", kMaskBytes * sbh, Split::sequence});
@@ -222,6 +228,7 @@ class GraphBuilder {
       Op router{.name = name("router"), .kind = OpKind::router, .layer = layer};
       router.params_replicated = h * m_.num_experts;
       router.forward_flops = 2.0 * s * b * h * m_.num_experts;
+      router.gemms = {{s * b, static_cast<double>(m_.num_experts), h, 1.0, GemmSplit::none}};
       router.backward_flops = 2.0 * router.forward_flops;
       router.saved.push_back({"router logits", kFp32Bytes * s * b * m_.num_experts, Split::sequence});
       router.output_bytes = kFp32Bytes * s * b * m_.num_experts;
@@ -232,6 +239,8 @@ class GraphBuilder {
           .kind = m_.is_moe() ? OpKind::experts : OpKind::mlp_up, .layer = layer};
     up.params_split = copies * (h * up_width + (m_.mlp_bias ? up_width : 0.0));
     up.forward_flops = visits * 2.0 * s * b * h * up_width;
+    // An expert sees the tokens routed to it: visits/experts of them on average.
+    up.gemms = {{s * b * visits / copies, up_width, h, copies, GemmSplit::n}};
     up.backward_flops = 2.0 * up.forward_flops;
     up.saved.push_back({"MLP input", act_ * sbh, Split::sequence});
     if (m_.is_moe() && visits > 1.0)
@@ -256,6 +265,7 @@ class GraphBuilder {
     down.params_split = copies * I * h;
     down.params_replicated = m_.mlp_bias ? copies * h : 0.0;
     down.forward_flops = visits * 2.0 * s * b * I * h;
+    down.gemms = {{s * b * visits / copies, h, I, copies, GemmSplit::k}};
     down.backward_flops = 2.0 * down.forward_flops;
     down.saved.push_back({"down projection input", visits * act_ * s * b * I, Split::tensor});
     if (m_.hidden_dropout > 0) down.saved.push_back({"MLP residual dropout mask", kMaskBytes * sbh, Split::sequence});

@@ -6,6 +6,7 @@
 /// property of each weight and tensor, applied by the policies that read the graph.
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,6 +41,29 @@ enum class Split {
   sequence     ///< replicated under plain TP, divided by t with sequence parallelism
 };
 
+/// Which dimension of a GEMM a Megatron tensor-parallel linear divides over the TP group.
+enum class GemmSplit {
+  none,  ///< replicated on every TP rank (the MoE router)
+  n,     ///< column-parallel: output features
+  k,     ///< row-parallel: input features
+  count  ///< the batched copies: attention heads
+};
+
+/// One forward GEMM of an op, whole model width: (m × k) · (k × n), `count` times (experts, or the
+/// batched score GEMMs of unfused attention). Its backward is dX (m × n · n × k) and dW (k × m · m × n).
+struct GemmShape {
+  double m = 0.0, n = 0.0, k = 0.0;
+  double count = 1.0;
+  GemmSplit split = GemmSplit::none;
+};
+
+/// The fused (flash) attention kernel's problem: batch × heads independent (queries × keys)
+/// score blocks of head_dim; heads divide over TP.
+struct AttentionShape {
+  double batch = 0.0, heads = 0.0, queries = 0.0, keys = 0.0, head_dim = 0.0;
+  bool causal = true;  ///< decoder self-attention: the kernel skips blocks above the diagonal
+};
+
 /// A tensor an op keeps for its backward pass.
 struct SavedTensor {
   std::string name;
@@ -69,6 +93,10 @@ struct Op {
   /// dropout, bias-residual adds, activations), whole model width. See kBackwardTrafficFactor.
   double memory_traffic = 0.0;
   Split traffic_split = Split::sequence;  ///< how that traffic divides over the TP group
+  /// The op's matrix multiplies; their 2·m·n·k·count add up to forward_flops.
+  std::vector<GemmShape> gemms = {};
+  /// Set on a fused attention core (its FLOPs are not GEMMs the library tiles).
+  std::optional<AttentionShape> fused_attention = std::nullopt;
 
   double params() const { return params_split + params_replicated; }
 };

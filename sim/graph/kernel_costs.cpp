@@ -1,0 +1,111 @@
+#include "sim/graph/kernel_costs.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+
+namespace strata {
+
+namespace {
+
+// FlashAttention's backward recomputes the scores and forms three gradients: 2.5x the forward's
+// FLOPs, the convention its measured backward rates are quoted in (Dao 2023, FlashAttention-2,
+// benchmark_flash_attention.py).
+constexpr double kFlashBackwardFlops = 2.5;
+
+}  // namespace
+
+KernelCosts::KernelCosts(const HardwareSpec& hw, Precision precision, AttentionKernel attention)
+    : k_(hw.kernels) {
+  const bool vendor = attention == AttentionKernel::vendor_fused;
+  attention_forward_ = vendor ? k_.vendor_forward : k_.flash2_forward;
+  attention_backward_ = vendor ? k_.vendor_backward : k_.flash2_backward;
+  auto peak = hw.gpu.peak.find(precision);
+  if (peak == hw.gpu.peak.end()) throw std::logic_error("GPU has no peak for the compute dtype");
+  if (k_.present) {
+    peak_ = peak->second.value * k_.sustained_clock;
+    flops_rate_ = peak_ * k_.gemm_efficiency;
+  } else {
+    peak_ = peak->second.value;
+    flops_rate_ = peak_ * hw.efficiency.gemm;
+  }
+  memory_rate_ = hw.gpu.hbm_bandwidth.value * hw.efficiency.memory;
+}
+
+double KernelCosts::gemm_seconds(double m, double n, double k, double count) const {
+  if (m <= 0.0 || n <= 0.0 || k <= 0.0 || count <= 0.0) return 0.0;
+  if (!k_.present) return 2.0 * m * n * k * count / flops_rate_;
+  const double sms = static_cast<double>(k_.sm_count);
+  const double tile_m = static_cast<double>(k_.tile_m), tile_n = static_cast<double>(k_.tile_n);
+  const double tiles = count * std::ceil(m / tile_m) * std::ceil(n / tile_n);
+  // One SM's share of the large-GEMM rate computes a tile; a wave is every SM busy once.
+  const double tile_seconds_per_k = 2.0 * tile_m * tile_n / (flops_rate_ / sms);
+  // Split-K: when the tiles leave SMs idle, cut K into `split` slices (each written in fp32 and
+  // summed afterwards) while the split tiles fit in two waves and a slice keeps two tiles of depth.
+  double best = 0.0;
+  for (double split = 1.0;; split *= 2.0) {
+    const double waves = std::ceil(tiles * split / sms);
+    const double compute = waves * tile_seconds_per_k * (k / split + k_.k_overhead);
+    const double element = 2.0;  // 16-bit operands: the roofline's memory side
+    double bytes = element * count * (m * k + k * n + m * n);
+    if (split > 1.0) bytes += 4.0 * 2.0 * count * m * n * split;  // fp32 partials out and back in
+    const double t = std::max(compute, bytes / memory_rate_);
+    if (split == 1.0 || t < best) best = t;
+    if (tiles * split * 2.0 > 2.0 * sms || k / (split * 2.0) < 2.0 * tile_n) break;
+  }
+  return k_.launch.value + best;
+}
+
+OpSeconds KernelCosts::attention_seconds(const AttentionShape& a) const {
+  const double flops = 4.0 * a.batch * a.heads * a.queries * a.keys * a.head_dim;
+  if (!k_.present) return {flops / flops_rate_, 2.0 * flops / flops_rate_};
+  // Thread blocks own a tile of query rows of one head; they run in waves over the SMs.
+  const double blocks = a.batch * a.heads * std::ceil(a.queries / static_cast<double>(k_.attention_tile));
+  const double sms = static_cast<double>(k_.sm_count);
+  const double fill = blocks / (std::ceil(blocks / sms) * sms);
+  // Each block walks the keys; its fixed work (loading its queries, writing its output) costs as
+  // much as attention_k_overhead more keys.
+  const double depth = a.keys / (a.keys + k_.attention_k_overhead);
+  const double work = a.causal ? 0.5 * flops : flops;
+  return {k_.launch.value + work / (peak_ * attention_forward_ * fill * depth),
+          k_.launch.value + kFlashBackwardFlops * work / (peak_ * attention_backward_ * fill * depth)};
+}
+
+double KernelCosts::memory_seconds(double bytes, double kernels) const {
+  if (bytes <= 0.0) return 0.0;
+  return bytes / memory_rate_ + (k_.present ? kernels * k_.launch.value : 0.0);
+}
+
+OpSeconds KernelCosts::op_seconds(const Op& op, double tp, double forward_traffic, double backward_traffic) const {
+  OpSeconds s;
+  double shaped_flops = 0.0;
+  for (const GemmShape& g : op.gemms) {
+    const double n = g.split == GemmSplit::n ? g.n / tp : g.n;
+    const double k = g.split == GemmSplit::k ? g.k / tp : g.k;
+    const double count = g.split == GemmSplit::count ? g.count / tp : g.count;
+    s.forward += gemm_seconds(g.m, n, k, count);
+    // Input gradient dX = dY·Wᵀ and weight gradient dW = Xᵀ·dY.
+    s.backward += gemm_seconds(g.m, k, n, count) + gemm_seconds(k, n, g.m, count);
+    shaped_flops += 2.0 * g.m * n * k * count;
+  }
+  if (op.fused_attention) {
+    AttentionShape a = *op.fused_attention;
+    a.heads /= tp;
+    const OpSeconds at = attention_seconds(a);
+    s.forward += at.forward;
+    s.backward += at.backward;
+    shaped_flops += 4.0 * a.batch * a.heads * a.queries * a.keys * a.head_dim;
+  }
+  // FLOPs no shape describes run at the large-GEMM rate.
+  const double rest = std::max(0.0, op.forward_flops / (op.kind == OpKind::router ? 1.0 : tp) - shaped_flops);
+  if (op.gemms.empty() && !op.fused_attention && rest > 0.0) {
+    s.forward += flops_seconds(rest);
+    s.backward += flops_seconds(2.0 * rest);
+  }
+  // One elementwise kernel forward and one backward per op that moves memory-bound bytes.
+  s.forward += memory_seconds(forward_traffic, 1.0);
+  s.backward += memory_seconds(backward_traffic, 1.0);
+  return s;
+}
+
+}  // namespace strata
