@@ -67,6 +67,11 @@ inline Scenario load(const std::string& name, const std::vector<std::string>& se
   return load_scenario(source_path("scenarios/" + name + ".json"), overrides, catalog());
 }
 
+/// Loads a scenario file by its path relative to the repository.
+inline Scenario load_path(const std::string& relative) {
+  return load_scenario(source_path(relative), {}, catalog());
+}
+
 /// Validates an inline scenario document.
 inline Scenario load_inline(const nlohmann::json& doc, const std::vector<std::string>& sets = {}) {
   std::vector<Override> overrides;

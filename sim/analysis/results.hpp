@@ -112,6 +112,15 @@ struct Verdict {
   std::vector<FoundOverflow> overflows;  ///< timeline tiers, static, checkpoint staging, timeline HBM
 };
 
+/// How sure the answer is (sim/analysis/confidence): which tables it rests on, and one line per
+/// reason to doubt it.
+struct Confidence {
+  bool kernel_tables = false;  ///< the profile has a `kernels` section (else a roofline)
+  bool validated_gpu = false;
+  bool validated_framework = false;
+  std::vector<std::string> warnings;
+};
+
 /// Everything a run produced, before formatting.
 struct RunResult {
   double parameters = 0.0;
@@ -124,6 +133,7 @@ struct RunResult {
   std::optional<DataResult> data;
   std::optional<RunLevelResult> run;
   Verdict verdict;
+  Confidence confidence;
 };
 
 }  // namespace strata

@@ -10,6 +10,7 @@
 #include "sim/analysis/checkpoint_cost.hpp"
 #include "sim/analysis/checkpoint_simulator.hpp"
 #include "sim/analysis/run_level.hpp"
+#include "sim/analysis/confidence.hpp"
 #include "sim/analysis/verdict.hpp"
 #include "sim/dag/training_dag.hpp"
 #include "sim/exec/executor.hpp"
@@ -101,6 +102,7 @@ RunResult static_result(const Scenario& sc, const ComputeGraph& graph) {
 RunResult estimate_scenario(const Scenario& sc) {
   RunResult r = static_result(sc, scenario_graph(sc));
   r.verdict = decide_verdict(sc, r);
+  r.confidence = assess_confidence(sc, r);
   return r;
 }
 
@@ -198,6 +200,7 @@ std::vector<RunResult> run_scenarios(const std::vector<Scenario>& family, const 
     }
     if (point.failures.enabled) p.run = simulate_run(point, p);
     p.verdict = decide_verdict(point, p);
+    p.confidence = assess_confidence(point, p);
     out.push_back(std::move(p));
   }
   return out;

@@ -42,16 +42,20 @@ const std::vector<FrameworkDoc>& framework_docs() {
   static const std::vector<FrameworkDoc> docs = {
       {Framework::megatron_lm_2021,
        "Megatron-LM as in Narayanan et al. 2021: gradient all-reduce after the backward (not overlapped); "
-       "FlashAttention-2 if flash attention is on"},
+       "FlashAttention-2 if flash attention is on",
+       false},
       {Framework::megatron_core,
        "Megatron-Core as NeMo runs it (default): gradient reduction overlapped with the backward; attention "
-       "through the vendor's fused kernel (cuDNN via Transformer Engine)"},
+       "through the vendor's fused kernel (cuDNN via Transformer Engine)",
+       true},
       {Framework::deepspeed,
        "DeepSpeed: overlap_comm as its defaults set it (off below ZeRO-3: gradient reduction blocks the "
-       "compute stream; on under ZeRO-3); FlashAttention-2"},
+       "compute stream; on under ZeRO-3); FlashAttention-2",
+       false},
       {Framework::pytorch_fsdp,
        "PyTorch FSDP: gradient reduce-scatter overlapped with the backward, parameter all-gathers prefetched; "
-       "FlashAttention-2 (SDPA)"},
+       "FlashAttention-2 (SDPA)",
+       true},
   };
   return docs;
 }

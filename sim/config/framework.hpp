@@ -35,6 +35,7 @@ std::string to_string(AttentionKernel k);
 struct FrameworkDoc {
   Framework framework;
   std::string doc;
+  bool validated = false;  ///< measured runs of this framework are in docs/validation.md
 };
 const std::vector<FrameworkDoc>& framework_docs();
 /// The preset's behaviour for a ZeRO stage (before the scenario's own overrides).

@@ -60,6 +60,10 @@ const ParamTable kKernels = {
      .doc = "vendor fused attention backward (2.5x forward FLOPs), fraction of peak", .min = 0.01, .max = 1.0},
     {.key = "sustained_clock", .kind = ParamKind::number, .default_value = 1.0,
      .doc = "sustained / boost clock under the power limit", .min = 0.1, .max = 1.0},
+    {.key = "validated", .kind = ParamKind::boolean, .default_value = false,
+     .doc = "the GPU has measured rows in docs/validation.md"},
+    {.key = "max_published_mfu", .kind = ParamKind::number, .default_value = 0.0,
+     .doc = "highest MFU a published run reached on this GPU (0: unknown)", .min = 0.0, .max = 1.0},
     kSource,
 };
 
@@ -343,6 +347,8 @@ HardwareSpec parse_hardware(const json& doc, const std::string& pointer, Diagnos
     ks.vendor_forward = k.number("vendor_forward");
     ks.vendor_backward = k.number("vendor_backward");
     ks.sustained_clock = k.number("sustained_clock");
+    ks.validated = k.boolean("validated");
+    ks.max_published_mfu = k.number("max_published_mfu");
     k.string("source");
   }
   return h;

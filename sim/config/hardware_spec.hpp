@@ -107,6 +107,8 @@ struct KernelSpec {
   double flash2_forward = 1.0, flash2_backward = 1.0;
   double vendor_forward = 1.0, vendor_backward = 1.0;
   double sustained_clock = 1.0;       ///< sustained / boost clock under the power limit
+  bool validated = false;             ///< the GPU has rows in docs/validation.md
+  double max_published_mfu = 0.0;     ///< the highest MFU a published run reached on it (0: unknown)
 };
 
 struct MemoryOverheads {

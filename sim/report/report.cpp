@@ -196,7 +196,19 @@ json make_report(const Scenario& sc, const RunResult& r) {
         {"microbatches", sc.num_microbatches()},
         {"recompute", to_string(sc.memory.recompute)},
         {"offload_gpudirect", sc.memory.offload.gpudirect},
-        {"flash_attention", sc.training.flash_attention}}},
+        {"flash_attention", sc.training.flash_attention},
+        {"framework", to_string(sc.training.framework)},
+        {"overlap_grad_reduce", sc.training.behaviour.overlap_grad_reduce},
+        {"attention_kernel", to_string(sc.training.behaviour.attention)}}},
+      {"calibration",
+       {{"kernel_tables", r.confidence.kernel_tables},
+        {"validated_gpu", r.confidence.validated_gpu},
+        {"validated_framework", r.confidence.validated_framework},
+        {"compute", sc.hardware.kernels.present ? "GEMM tile/wave model and fused-attention rates of the profile's "
+                                                  "kernels section (its source names the measurements)"
+                                                : "roofline at the profile's efficiency.gemm"},
+        {"validation", "docs/validation.md"}}},
+      {"warnings", r.confidence.warnings},
       {"model", model_section},
       {"fits", r.verdict.fits},
       {"memory",
@@ -305,6 +317,9 @@ std::string summary_table(const Scenario& sc, const RunResult& r) {
                    sc.hardware.gpus_per_node, format_bytes(sc.hardware.gpu.hbm.value)));
   line(fmt::format("parallel   TP {} · PP {} · DP {}{}, {} schedule, {} micro-batches", p.tp, p.pp, p.dp,
                    p.sequence_parallel ? " + SP" : "", to_string(p.schedule), sc.num_microbatches()));
+  line(fmt::format("framework  {} (gradient reduction {}, attention {})", to_string(sc.training.framework),
+                   sc.training.behaviour.overlap_grad_reduce ? "overlapped" : "after each backward, not overlapped",
+                   sc.training.flash_attention ? to_string(sc.training.behaviour.attention) : "unfused"));
   std::string offload;
   const OffloadSpec& o = sc.memory.offload;
   for (auto [what, tier] : {std::pair{"optimizer", o.optimizer}, {"params", o.params}, {"activations", o.activations}})
@@ -418,6 +433,7 @@ std::string summary_table(const Scenario& sc, const RunResult& r) {
   for (const auto& o : overflows)
     line(fmt::format("overflow   {} {} {}: needs {}, has {} (short by {})", o.device, o.index, to_string(o.tier),
                      format_bytes(o.need), format_bytes(o.capacity), format_bytes(o.need - o.capacity)));
+  for (const auto& w : r.confidence.warnings) line(fmt::format("warning    {}", w));
   return out;
 }
 
