@@ -7,11 +7,13 @@
 
 #include "sim/config/folder_catalog.hpp"
 #include "sim/analysis/run.hpp"
+#include "tools/cli/quick_scenario.hpp"
 
 namespace strata::cli {
 
 struct RunOptions {
-  std::string scenario;
+  std::string scenario;  ///< "" with the quick form
+  QuickScenarioOptions quick;
   std::vector<std::string> overrides;
   std::string json_out;  ///< "" none, "-" stdout
   bool quiet = false;

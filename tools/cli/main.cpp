@@ -48,7 +48,9 @@ int main(int argc, char** argv) {
 
   RunOptions run;
   auto* run_cmd = app.add_subcommand("run", "simulate one scenario: memory, iteration time, throughput");
-  run_cmd->add_option("scenario", run.scenario, "scenario file or shipped scenario name")->required();
+  run_cmd->add_option("scenario", run.scenario, "scenario file or shipped scenario name (or the quick form: "
+                                                "--model M --hardware H --gpus N ...)");
+  add_quick_scenario_options(*run_cmd, run.quick);
   run_cmd->add_option("--set", run.overrides, "override a field: PATH=VALUE, e.g. parallelism.tp=4")
       ->allow_extra_args(false);
   run_cmd->add_option("--json", run.json_out, "write the JSON report to FILE, or - for stdout");
@@ -127,11 +129,13 @@ int main(int argc, char** argv) {
   advise_cmd->add_flag("-q,--quiet", advise.quiet, "no progress on stderr");
 
   std::string what;
-  auto* describe_cmd = app.add_subcommand("describe", "list models, hardware profiles, policies, scenarios");
-  describe_cmd->add_option("what", what, "models | hardware | policies | scenarios")
-      ->check(CLI::IsMember({"models", "hardware", "policies", "scenarios"}));
+  auto* describe_cmd = app.add_subcommand("describe", "list models, hardware profiles, policies, scenarios, report "
+                                                    "metrics; one of them in detail with a NAME");
+  describe_cmd->add_option("what", what, "models | hardware | policies | scenarios | metrics")
+      ->check(CLI::IsMember({"models", "hardware", "policies", "scenarios", "metrics"}));
   std::string describe_name;
-  describe_cmd->add_option("name", describe_name, "with models: one model name or config.json path, in detail");
+  describe_cmd->add_option("name", describe_name, "with models, hardware or scenarios: one name or path, in detail "
+                                                  "(values as written and as read, with units)");
 
   try {
     app.parse(argc, argv);

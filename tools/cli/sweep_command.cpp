@@ -13,6 +13,7 @@
 #include "sim/core/diagnostics.hpp"
 #include "sim/core/json_file.hpp"
 #include "sim/plan/sweep_runner.hpp"
+#include "sim/report/metrics.hpp"
 #include "tools/cli/commands.hpp"
 
 namespace strata::cli {
@@ -146,6 +147,9 @@ int sweep_command(const FolderCatalog& catalog, const SweepCommandOptions& o) {
   options.simulation.max_tasks = o.max_tasks;
   if (o.confirm > 0 && options.simulation.executor != ExecutorKind::list)
     throw InputError({Diagnostic{"--confirm", "", "confirms a screening run (expected --executor list with it)"}});
+  // Ranked by a report metric (strata describe metrics): a misspelt one is refused before any point runs.
+  if (!o.by.empty())
+    if (auto problem = metric_key_problem(o.by)) throw InputError({Diagnostic{"--by", "", *problem}});
   nlohmann::json settings = sweep_settings(options.simulation);
   if (shards > 1) {
     options.shard = assign_shard(spec, catalog, file.parent_path(), shard, shards, options.simulation);
