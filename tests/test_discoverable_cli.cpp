@@ -66,7 +66,8 @@ TEST_CASE("describe metrics lists every key of the shipped reports, and each lis
   for (const auto& entry : std::filesystem::directory_iterator(source_path("results/baseline"))) {
     const auto report = read_json_file(entry.path(), entry.path().filename().string());
     ++reports;
-    for (const auto& [key, value] : flatten_report(report).items()) {
+    const nlohmann::json flat = flatten_report(report);
+    for (const auto& [key, value] : flat.items()) {
       const Metric* m = find_metric(key);
       INFO(entry.path().filename().string() << ": " << key);
       REQUIRE(m != nullptr);
@@ -89,7 +90,8 @@ TEST_CASE("A fresh report is written from the metric table alone", "[cli][metric
   const Result r = strata_cli("run llama-2-7b-zero1-a100 --executor list -q --json -");
   REQUIRE(r.code == 0);
   const auto report = nlohmann::json::parse(r.out);
-  for (const auto& [key, value] : flatten_report(report).items()) {
+  const nlohmann::json flat = flatten_report(report);
+  for (const auto& [key, value] : flat.items()) {
     INFO(key);
     CHECK(find_metric(key) != nullptr);
   }

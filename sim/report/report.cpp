@@ -111,8 +111,8 @@ std::string summary_table(const Scenario& sc, const RunResult& r) {
     line(fmt::format("iteration  {} ({} executor, {} tasks on {} simulated GPUs{}), contention {}",
                      format_seconds(t.iteration_time), sim.executor, format_count(static_cast<double>(sim.tasks)),
                      sim.simulated_gpus, sim.folded ? ", folded" : "", format_seconds(sim.contention_time)));
-    line(fmt::format("throughput {:.4g} tokens/s, {:.1f} TFLOP/s per GPU (hardware {:.1f}), MFU {:.1f} %, HFU {:.1f} %",
-                     t.tokens_per_s, t.flops_per_gpu / 1e12, t.hw_flops_per_gpu / 1e12, 100 * t.mfu, 100 * t.hfu));
+    line(fmt::format("throughput {} tokens/s, {:.1f} TFLOP/s per GPU (hardware {:.1f}), MFU {:.1f} %, HFU {:.1f} %",
+                     format_count(t.tokens_per_s), t.flops_per_gpu / 1e12, t.hw_flops_per_gpu / 1e12, 100 * t.mfu, 100 * t.hfu));
     auto pct = [&](double s) { return unsigned_zero(fmt::format("{:.1f}%", 100.0 * s / t.iteration_time)); };
     auto exposed = [&](TaskKind k) {
       auto it = b.exposed_comm.find(k);
