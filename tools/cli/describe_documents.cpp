@@ -59,6 +59,18 @@ void print_sections(const json& doc, const std::map<std::string, const ParamTabl
                     const std::vector<std::string>& skip = {}) {
   for (const auto& [section, table] : tables) {
     const json* obj = section_of(doc, section);
+    // An optional section left out turns its feature off (no checkpoints, no failures): say so
+    // instead of listing defaults that do not apply.
+    const auto dot = section.rfind('.');
+    const std::string parent = dot == std::string::npos ? "" : section.substr(0, dot);
+    const std::string last = dot == std::string::npos ? section : section.substr(dot + 1);
+    bool optional = false;
+    if (!section.empty() && tables.count(parent))
+      for (const Param& p : *tables.at(parent)) optional = optional || (p.key == last && p.optional);
+    if (!obj && optional) {
+      std::printf("  %s (not set)\n", section.c_str());
+      continue;
+    }
     std::printf("  %s\n", section.empty() ? "(top level)" : section.c_str());
     for (const Param& p : *table) {
       if (p.kind == ParamKind::object || std::find(skip.begin(), skip.end(), p.key) != skip.end()) continue;
