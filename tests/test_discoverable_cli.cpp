@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include <fstream>
+#include <regex>
 #include <set>
 #include <sstream>
 
@@ -227,6 +228,17 @@ TEST_CASE("sweep --by takes only report metrics, refused before any point runs",
   CHECK(r.code == 2);
   CHECK(read_text(err).find("--by: /: 'throughput.tokens_per_second' is not a report metric") != std::string::npos);
   CHECK_FALSE(std::filesystem::exists(out));
+}
+
+TEST_CASE("advise explains its columns and prints quantities with units", "[cli][advise]") {
+  const Result r = strata_cli("advise llama-2-7b-zero1-a100 --top 3 -q");
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("columns: ") != std::string::npos);
+  CHECK(r.out.find("DO for Megatron's distributed optimizer") != std::string::npos);
+  CHECK(r.out.find(" GiB ") != std::string::npos);
+  CHECK(r.out.find(" s ") != std::string::npos);
+  static const std::regex negative_zero(R"((^|[^0-9.])-0(\.0*)?([^0-9.]|$))");
+  CHECK_FALSE(std::regex_search(r.out, negative_zero));
 }
 
 TEST_CASE("No quantity prints as negative zero", "[cli][units]") {

@@ -12,6 +12,7 @@
 
 #include "sim/core/diagnostics.hpp"
 #include "sim/core/json_file.hpp"
+#include "sim/core/units.hpp"
 #include "sim/plan/sweep_runner.hpp"
 #include "sim/report/metrics.hpp"
 #include "tools/cli/commands.hpp"
@@ -110,14 +111,16 @@ void confirm_best(const SweepSpec& spec, const SweepResults& screened, const Fol
     const auto screened_row = nlohmann::json::parse(screened.done().at(best[i]));
     const auto it = confirmed.done().find(best[i]);
     const auto des_row = it == confirmed.done().end() ? nlohmann::json() : nlohmann::json::parse(it->second);
-    const double a = screened_row.at("report").at(metric).get<double>();
+    const double a = metric_number(screened_row.at("report"), metric).value_or(0.0);
     if (des_row.value("status", "") != "ok" || !des_row.at("report").contains(metric)) {
-      std::printf("%-8zu %-8lld %16.6g %16s %9s\n", i + 1, static_cast<long long>(best[i]), a, "-", "-");
+      std::printf("%-8zu %-8lld %16s %16s %9s\n", i + 1, static_cast<long long>(best[i]),
+                  format_metric(metric, a).c_str(), "-", "-");
       continue;
     }
-    const double b = des_row.at("report").at(metric).get<double>();
-    std::printf("%-8zu %-8lld %16.6g %16.6g %8.2f%%\n", i + 1, static_cast<long long>(best[i]), a, b,
-                a != 0 ? 100.0 * (b - a) / a : 0.0);
+    const double b = metric_number(des_row.at("report"), metric).value_or(0.0);
+    std::printf("%-8zu %-8lld %16s %16s %9s\n", i + 1, static_cast<long long>(best[i]), format_metric(metric, a).c_str(),
+                format_metric(metric, b).c_str(),
+                unsigned_zero(fmt::format("{:.2f}%", a != 0 ? 100.0 * (b - a) / a : 0.0)).c_str());
   }
   std::fprintf(stderr, "confirmed the best %zu of %s by %s with the DES into %s\n", best.size(),
                o.out.c_str(), metric.c_str(), (std::filesystem::path(o.out) / "confirm").string().c_str());
