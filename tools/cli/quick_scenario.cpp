@@ -20,27 +20,28 @@ struct QuickOption {
   const char* name;
   const char* path;  ///< dotted scenario path
   const char* doc;
+  const char* value = "N";  ///< what --help shows the value as
 };
 
 // The scenario fields a quick question needs most; any other goes through --set PATH=VALUE.
 constexpr QuickOption kOptions[] = {
-    {"--model", "model", "quick form: model name or config.json path (instead of a scenario file)"},
-    {"--hardware", "hardware", "quick form: hardware profile name or path"},
+    {"--model", "model", "quick form: model name or config.json path (instead of a scenario file)", "NAME"},
+    {"--hardware", "hardware", "quick form: hardware profile name or path", "NAME"},
     {"--gpus", "gpus", "quick form: GPUs in the cluster (or --nodes)"},
     {"--nodes", "nodes", "quick form: whole nodes of the hardware profile"},
     {"--tp", "parallelism.tp", "quick form: tensor-parallel degree (default 1)"},
     {"--pp", "parallelism.pp", "quick form: pipeline stages (default 1)"},
     {"--dp", "parallelism.dp", "quick form: data-parallel replicas (default gpus / (tp·pp))"},
-    {"--sp", "parallelism.sequence_parallel", "quick form: sequence parallelism, true or false (default false)"},
-    {"--schedule", "parallelism.schedule", "quick form: pipeline schedule: 1f1b (default), gpipe, interleaved"},
+    {"--sp", "parallelism.sequence_parallel", "quick form: sequence parallelism, true or false (default false)", "BOOL"},
+    {"--schedule", "parallelism.schedule", "quick form: pipeline schedule: 1f1b (default), gpipe, interleaved", "NAME"},
     {"--virtual-stages", "parallelism.virtual_stages", "quick form: chunks per stage with --schedule interleaved"},
     {"--zero", "parallelism.zero_stage", "quick form: ZeRO stage 0-3 (default 0)"},
-    {"--recompute", "memory.recompute", "quick form: none (default), selective or full"},
+    {"--recompute", "memory.recompute", "quick form: none (default), selective or full", "NAME"},
     {"--seq", "training.seq_len", "quick form: sequence length (default: the model's max_position_embeddings)"},
     {"--batch", "training.global_batch_size",
      "quick form: global batch in sequences (default: pp micro-batches per replica)"},
     {"--micro-batch", "training.micro_batch_size", "quick form: micro-batch size (default 1)"},
-    {"--precision", "training.precision", "quick form: compute precision (default bf16)"},
+    {"--precision", "training.precision", "quick form: compute precision (default bf16)", "NAME"},
     {"--iterations", "training.iterations", "quick form: simulated iterations (default 2)"},
 };
 
@@ -92,6 +93,7 @@ void add_quick_scenario_options(CLI::App& run, QuickScenarioOptions& options) {
     const std::string name = o.name;
     run.add_option_function<std::string>(name, [&options, name](const std::string& v) { options.given[name] = v; },
                                          o.doc)
+        ->type_name(o.value)
         ->group("Quick form (no scenario file)");
   }
   run.add_flag("--print-scenario", options.print,
