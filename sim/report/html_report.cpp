@@ -292,8 +292,9 @@ std::string html_sweep_report(const std::string& name, const json& sweep_documen
     out_rows.push_back({{"point", row.value("point", -1)}, {"status", row.value("status", "")},
                         {"error", row.value("error", "")}, {"params", p}, {"metrics", m}});
   }
+  const bool named = sweep_document.is_object() && sweep_document.contains("name") && sweep_document.at("name").is_string();
   json data = {{"kind", "sweep"},
-               {"title", name},
+               {"title", named ? sweep_document.at("name").get<std::string>() : name},
                {"strata_version", STRATA_VERSION},
                {"sweep_document", sweep_document},
                {"params", params},

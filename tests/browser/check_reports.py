@@ -46,16 +46,24 @@ class Browser:
     def __init__(self, executable, profile):
         to_child_r, self._to_child = os.pipe()
         self._from_child, from_child_w = os.pipe()
+        # The child's ends move above 3 and 4 first, so that putting them on 3 and 4 overwrites neither;
+        # preexec_fn runs before the child closes what pass_fds does not keep.
+        import fcntl
+        high_r = fcntl.fcntl(to_child_r, fcntl.F_DUPFD, 10)
+        high_w = fcntl.fcntl(from_child_w, fcntl.F_DUPFD, 10)
+        os.close(to_child_r)
+        os.close(from_child_w)
+        to_child_r, from_child_w = high_r, high_w
 
         def wire():
             os.dup2(to_child_r, 3)
             os.dup2(from_child_w, 4)
 
         args = [executable, "--headless=new", "--remote-debugging-pipe", "--no-sandbox", "--disable-gpu",
-                "--no-first-run", "--no-default-browser-check", "--disable-extensions", "--mute-audio",
+                "--disable-dev-shm-usage", "--no-first-run", "--no-default-browser-check", "--disable-extensions", "--mute-audio",
                 "--disable-background-networking", "--disable-component-update", "--disable-sync",
                 "--hide-scrollbars", "--user-data-dir=" + profile, "about:blank"]
-        self.proc = subprocess.Popen(args, pass_fds=(to_child_r, from_child_w), preexec_fn=wire,
+        self.proc = subprocess.Popen(args, pass_fds=(3, 4), preexec_fn=wire,
                                      stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         os.close(to_child_r)
         os.close(from_child_w)

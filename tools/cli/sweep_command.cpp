@@ -5,6 +5,7 @@
 #include <charconv>
 #include <chrono>
 #include <cstdio>
+#include <fstream>
 #include <optional>
 #include <string_view>
 #include <map>
@@ -134,6 +135,16 @@ int sweep_command(const FolderCatalog& catalog, const SweepCommandOptions& o) {
     std::vector<std::filesystem::path> dirs(o.merge.begin(), o.merge.end());
     SweepResults::merge(dirs, o.out, o.allow_partial);
     std::fprintf(stderr, "merged %zu folders into %s\n", dirs.size(), o.out.c_str());
+    if (html_out) {
+      // The merged folder as written: its sweep document and its rows.
+      const std::filesystem::path out = o.out;
+      std::vector<nlohmann::json> rows;
+      std::ifstream lines(out / "results.jsonl");
+      for (std::string line; std::getline(lines, line);)
+        if (!line.empty()) rows.push_back(nlohmann::json::parse(line));
+      write_output(*html_out, html_sweep_report(out.filename().string(),
+                                                read_json_file(out / "sweep.json", (out / "sweep.json").string()), rows));
+    }
     return 0;
   }
   if (o.sweep.empty())
