@@ -46,7 +46,7 @@ json decimated(const MemorySeries& s, std::size_t max_points = kMaxSeriesPoints)
   if (n <= max_points) {
     for (std::size_t i = 0; i < n; ++i) keep(i);
   } else {
-    const std::size_t buckets = max_points / 3;
+    const std::size_t buckets = max_points / 4;  // at most 4 points kept per interval
     const double t0 = s.time_s.front(), span = std::max(s.time_s.back() - t0, 1e-30);
     std::size_t i = 0;
     for (std::size_t k = 0; k < buckets && i < n; ++k) {
@@ -187,8 +187,18 @@ json hops_json(const TaskDag& dag, const TaskTimes& times) {
   return out;
 }
 
+/// The series held until the end of the schedule, so that every curve spans the whole plot.
+MemorySeries until(MemorySeries s, double end) {
+  if (!s.time_s.empty() && s.time_s.back() < end) {
+    s.time_s.push_back(end);
+    s.bytes.push_back(s.bytes.back());
+  }
+  return s;
+}
+
 json timelines_json(const Scenario& sc, const RunResult& r, const TaskDag& dag, const TaskTimes& times) {
   const auto ranks = rank_memory_timelines(dag, times);
+  const double end = times.makespan();
   std::set<std::int64_t> shown;
   if (ranks.size() <= kMaxTimelineGpus)
     for (const auto& [rank, tiers] : ranks) shown.insert(rank);
@@ -200,7 +210,7 @@ json timelines_json(const Scenario& sc, const RunResult& r, const TaskDag& dag, 
     const auto& tiers = ranks.at(rank);
     auto hbm = tiers.find(Tier::hbm);
     if (hbm == tiers.end()) continue;
-    gpus.push_back({{"rank", rank}, {"represents", dag.represents.at(rank)}, {"hbm", decimated(hbm->second)}});
+    gpus.push_back({{"rank", rank}, {"represents", dag.represents.at(rank)}, {"hbm", decimated(until(hbm->second, end))}});
   }
   // Host tiers: the node that peaked highest, in the schedule these timelines come from.
   std::map<Tier, std::int64_t> peak_node;
@@ -217,7 +227,7 @@ json timelines_json(const Scenario& sc, const RunResult& r, const TaskDag& dag, 
     auto cap = r.memory.tiers.find(tier);
     host.push_back({{"tier", to_string(tier)}, {"node", node},
                     {"capacity_bytes", cap == r.memory.tiers.end() ? json(nullptr) : json(cap->second.capacity_per_node)},
-                    {"series", decimated(it->second)}});
+                    {"series", decimated(until(it->second, end))}});
   }
   return {{"gpus", gpus}, {"host", host}};
 }
@@ -237,8 +247,8 @@ json warnings_json(const RunResult& r) {
   if (!r.verdict.fits) out.push_back("does not fit: see the overflows below");
   for (const FoundOverflow& f : r.verdict.overflows) {
     const Overflow& o = f.overflow;
-    out.push_back(fmt::format("{} {} {}: needs {:.4g} GiB of {} (capacity {:.4g} GiB), found by the {}{}", o.device,
-                              o.device == "gpu" ? "rank" : "node", o.index, o.need / (1 << 30), to_string(o.tier),
+    out.push_back(fmt::format("{} {}: needs {:.4g} GiB of {} (capacity {:.4g} GiB), found by the {}{}",
+                              o.device == "gpu" ? "GPU rank" : "node", o.index, o.need / (1 << 30), to_string(o.tier),
                               o.capacity / (1 << 30), f.found_by,
                               f.time_s ? fmt::format(" at {:.4g} s", *f.time_s) : std::string()));
   }
