@@ -163,7 +163,10 @@ json hops_json(const TaskDag& dag, const TaskTimes& times) {
     std::string name;
     double bytes = 0.0;
     if (!t.flows.empty()) {
-      name = fmt::format("{} -> {}", device_name(t.flows.front().src.kind), device_name(t.flows.front().dst.kind));
+      const Flow& f = t.flows.front();
+      // A copy between two devices of one kind goes to a peer (in-memory checkpoints' replicas).
+      name = fmt::format("{} -> {}{}", device_name(f.src.kind), device_name(f.dst.kind),
+                         f.src.kind == f.dst.kind && f.src.index != f.dst.index ? " (peer)" : "");
       for (const Flow& f : t.flows) bytes += f.bytes;
     } else {
       name = t.allocate.empty() ? "snapshot" : fmt::format("snapshot in {}", to_string(t.allocate.front().tier));

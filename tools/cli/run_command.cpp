@@ -82,7 +82,8 @@ int run_command(const FolderCatalog& catalog, const RunOptions& options) {
   }
   if (html_out) outputs.add(*html_out, html_run_report(sc, result, composed.doc));
   outputs.commit();
-  const bool json_to_stdout = json_out && json_out->mode() == OutputPath::Mode::standard_output;
+  const bool json_to_stdout = (json_out && json_out->mode() == OutputPath::Mode::standard_output) ||
+                              (html_out && html_out->mode() == OutputPath::Mode::standard_output);
   if (!options.quiet) {
     std::string table = summary_table(sc, result);
     std::fputs(table.c_str(), json_to_stdout ? stderr : stdout);
