@@ -20,6 +20,7 @@ struct RunOptions {
   std::string executor = "des";
   bool no_fold = false;
   std::string trace_out;  ///< "" none
+  std::string html_out;   ///< "" none
   int checkpoint_window = SimulationOptions{}.checkpoint_window;
   double max_tasks = SimulationOptions::kDefaultMaxTasks;
   double max_trace_tasks = SimulationOptions::kDefaultMaxTraceTasks;
@@ -38,12 +39,14 @@ struct SweepCommandOptions {
   bool lowest = false;             ///< the best have the lowest value of `by`
   std::vector<std::string> merge;  ///< folders to merge instead of running
   bool allow_partial = false;      ///< merge even when points are missing (marked partial)
+  std::string html_out;            ///< "" none
   bool quiet = false;
 };
 
 struct CompareOptions {
   std::string a, b;   ///< report files
   std::string rules;  ///< "" none
+  std::string html_out;  ///< "" none
 };
 
 int run_command(const FolderCatalog& catalog, const RunOptions& options);

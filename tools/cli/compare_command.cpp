@@ -1,10 +1,14 @@
 #include <fmt/format.h>
 
 #include <cstdio>
+#include <optional>
 
 #include "sim/core/json_file.hpp"
+#include "sim/core/output_file.hpp"
 #include "sim/core/units.hpp"
 #include "sim/plan/compare.hpp"
+#include "sim/plan/sweep_results.hpp"
+#include "sim/report/html_report.hpp"
 #include "sim/report/metrics.hpp"
 #include "tools/cli/commands.hpp"
 
@@ -40,6 +44,8 @@ nlohmann::json read_report(const std::string& file) {
 }  // namespace
 
 int compare_command(const CompareOptions& o) {
+  std::optional<OutputPath> html_out;
+  if (!o.html_out.empty()) html_out.emplace(o.html_out, "--html");
   const nlohmann::json a = read_report(o.a), b = read_report(o.b);
   std::vector<OrderingRule> rules;
   // A rules file, or an orderings file (results/orderings.json) whose entry for these two scenarios applies.
@@ -53,6 +59,11 @@ int compare_command(const CompareOptions& o) {
     const std::string change = c.relative ? unsigned_zero(fmt::format("{:+.2f}%", 100 * *c.relative)) : "";
     std::printf("%-*s %18s %18s %9s\n", static_cast<int>(width), c.metric.c_str(), cell(c.metric, c.a).c_str(),
                 cell(c.metric, c.b).c_str(), change.c_str());
+  }
+  if (html_out) {
+    std::vector<std::string> differing;
+    for (const auto& c : changes) differing.push_back(c.metric);
+    write_output(*html_out, html_compare_report({o.a, a, flatten_report(a)}, {o.b, b, flatten_report(b)}, differing));
   }
   std::printf("%zu metric(s) differ between %s (A) and %s (B)\n", changes.size(), o.a.c_str(), o.b.c_str());
 

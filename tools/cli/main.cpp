@@ -58,6 +58,7 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--executor", run.executor, "des (SimGrid, bandwidth sharing) or list (contention-free)")
       ->check(CLI::IsMember({"des", "list"}));
   run_cmd->add_flag("--no-fold", run.no_fold, "simulate every rank instead of one per group of identical ranks");
+  run_cmd->add_option("--html", run.html_out, "write a self-contained HTML report with plots to FILE");
   run_cmd->add_option("--trace", run.trace_out, "write a Chrome/Perfetto trace-event JSON of the schedule to FILE");
   run_cmd->add_option("--checkpoint-window", run.checkpoint_window, kCheckpointWindowHelp)->check(CLI::Range(1, 64));
   run_cmd->add_option("--max-tasks", run.max_tasks, kMaxTasksHelp)->check(CLI::Range(1.0, 1e10));
@@ -92,6 +93,7 @@ int main(int argc, char** argv) {
   sweep_cmd->add_flag("--allow-partial", sweep.allow_partial,
                       "with --merge: merge even when points are missing, marking the result partial");
   sweep_cmd->add_flag("-q,--quiet", sweep.quiet, "no progress bar");
+  sweep_cmd->add_option("--html", sweep.html_out, "write a self-contained HTML report of every point to FILE");
 
   CompareOptions compare;
   auto* compare_cmd = app.add_subcommand("compare", "diff two reports (metric, A, B, change); --check ordering "
@@ -100,6 +102,7 @@ int main(int argc, char** argv) {
   compare_cmd->add_option("b", compare.b, "report B")->required();
   compare_cmd->add_option("--check", compare.rules, "rules file: {\"rules\": [{\"metric\", \"op\", \"why\"}]}, "
                                                     "each checked as A op B");
+  compare_cmd->add_option("--html", compare.html_out, "write a self-contained HTML page of A and B side by side to FILE");
 
   SolveOptions solve;
   auto* solve_cmd = app.add_subcommand("solve", "find the smallest (or largest) input value that meets a target, "

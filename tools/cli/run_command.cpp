@@ -9,6 +9,7 @@
 #include "sim/core/diagnostics.hpp"
 #include "sim/core/output_file.hpp"
 #include "sim/analysis/run.hpp"
+#include "sim/report/html_report.hpp"
 #include "sim/report/report.hpp"
 #include "sim/report/trace.hpp"
 #include "tools/cli/commands.hpp"
@@ -78,6 +79,8 @@ int run_command(const FolderCatalog& catalog, const RunOptions& options) {
   std::optional<OutputPath> json_out, trace_out;
   if (!options.json_out.empty()) json_out.emplace(options.json_out, "--json");
   if (!options.trace_out.empty()) trace_out.emplace(options.trace_out, "--trace");
+  std::optional<OutputPath> html_out;
+  if (!options.html_out.empty()) html_out.emplace(options.html_out, "--html");
 
   auto started = std::chrono::steady_clock::now();
   // A scenario file, or the quick form's document built from options; from here on they are alike.
@@ -89,10 +92,11 @@ int run_command(const FolderCatalog& catalog, const RunOptions& options) {
   SimulationOptions sim;
   sim.executor = options.executor == "list" ? ExecutorKind::list : ExecutorKind::des;
   sim.fold = !options.no_fold;
-  sim.keep_schedule = trace_out.has_value();
+  sim.keep_schedule = trace_out.has_value() || html_out.has_value();
   sim.checkpoint_window = options.checkpoint_window;
   sim.max_tasks = options.max_tasks;
-  sim.max_trace_tasks = options.max_trace_tasks;
+  // The HTML report decimates what it keeps, so only a trace is limited by its size.
+  sim.max_trace_tasks = trace_out ? options.max_trace_tasks : options.max_tasks;
   {
     // Checked here too so that a size driven by a --set names it.
     Diagnostics guard(&composed.sources);
@@ -108,8 +112,10 @@ int run_command(const FolderCatalog& catalog, const RunOptions& options) {
     const SimulationResult& s = *result.simulation;
     outputs.add(*trace_out, trace_json(*s.dag, *s.times, s.link_names));
   }
+  if (html_out) outputs.add(*html_out, html_run_report(sc, result, composed.doc));
   outputs.commit();
-  const bool json_to_stdout = json_out && json_out->mode() == OutputPath::Mode::standard_output;
+  const bool json_to_stdout = (json_out && json_out->mode() == OutputPath::Mode::standard_output) ||
+                              (html_out && html_out->mode() == OutputPath::Mode::standard_output);
   if (!options.quiet) {
     std::string table = summary_table(sc, result);
     std::fputs(table.c_str(), json_to_stdout ? stderr : stdout);

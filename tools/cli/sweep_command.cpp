@@ -5,6 +5,7 @@
 #include <charconv>
 #include <chrono>
 #include <cstdio>
+#include <fstream>
 #include <optional>
 #include <string_view>
 #include <map>
@@ -12,8 +13,10 @@
 
 #include "sim/core/diagnostics.hpp"
 #include "sim/core/json_file.hpp"
+#include "sim/core/output_file.hpp"
 #include "sim/core/units.hpp"
 #include "sim/plan/sweep_runner.hpp"
+#include "sim/report/html_report.hpp"
 #include "sim/report/metrics.hpp"
 #include "tools/cli/commands.hpp"
 
@@ -130,10 +133,22 @@ void confirm_best(const SweepSpec& spec, const SweepResults& screened, const Fol
 
 int sweep_command(const FolderCatalog& catalog, const SweepCommandOptions& o) {
   const auto started = std::chrono::steady_clock::now();
+  std::optional<OutputPath> html_out;
+  if (!o.html_out.empty()) html_out.emplace(o.html_out, "--html");
   if (!o.merge.empty()) {
     std::vector<std::filesystem::path> dirs(o.merge.begin(), o.merge.end());
     SweepResults::merge(dirs, o.out, o.allow_partial);
     std::fprintf(stderr, "merged %zu folders into %s\n", dirs.size(), o.out.c_str());
+    if (html_out) {
+      // The merged folder as written: its sweep document and its rows.
+      const std::filesystem::path out = o.out;
+      std::vector<nlohmann::json> rows;
+      std::ifstream lines(out / "results.jsonl");
+      for (std::string line; std::getline(lines, line);)
+        if (!line.empty()) rows.push_back(nlohmann::json::parse(line));
+      write_output(*html_out, html_sweep_report(out.filename().string(),
+                                                read_json_file(out / "sweep.json", (out / "sweep.json").string()), rows));
+    }
     return 0;
   }
   if (o.sweep.empty())
@@ -163,6 +178,11 @@ int sweep_command(const FolderCatalog& catalog, const SweepCommandOptions& o) {
   const std::int64_t ran = run_sweep(spec, results, catalog, file.parent_path(), options,
                                      [&](std::int64_t done, std::int64_t total) { bar(done, total); });
   results.finish();
+  if (html_out) {
+    std::vector<nlohmann::json> rows;
+    for (const auto& [p, line] : results.done()) rows.push_back(nlohmann::json::parse(line));
+    write_output(*html_out, html_sweep_report(file.filename().string(), doc, rows));
+  }
   std::map<std::string, int> status;
   for (const auto& [p, line] : results.done()) ++status[nlohmann::json::parse(line).at("status").get<std::string>()];
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
