@@ -283,6 +283,7 @@ TaskTimes run_des(const TaskDag& dag, const TaskCosts& costs, const PlatformLayo
   // Per process: each sweep worker keeps its own (issue 16: a family of the GPT-3 grid repeated
   // the training run of every other family of its strategy).
   static DesMemo memo;
+  if (dag.tasks.size() > DesMemo::kMaxTasks) return simulate_in_child(dag, costs, layout);
   std::string key = des_key(dag, costs, layout);
   if (const TaskTimes* known = memo.find(key)) return *known;
   TaskTimes times = simulate_in_child(dag, costs, layout);

@@ -31,6 +31,9 @@ std::string des_key(const TaskDag& dag, const TaskCosts& costs, const PlatformLa
 class DesMemo {
  public:
   static constexpr std::size_t kMaxEntries = 24;
+  /// Larger DAGs are neither keyed nor kept: their key (about 100 bytes a task) would cost more
+  /// memory than the memo holds, and a run of one such DAG (megatron-1t: 916k tasks) gains nothing.
+  static constexpr std::size_t kMaxTasks = 300000;
   static constexpr std::size_t kMaxBytes = std::size_t{192} << 20;  ///< keys and times together
 
   /// The times remembered under `key` (now the most recently used), or nullptr.
