@@ -67,6 +67,19 @@ std::string des_key(const TaskDag& dag, const TaskCosts& costs, const PlatformLa
   return w.take();
 }
 
+namespace {
+
+bool memo_enabled = false;
+
+}  // namespace
+
+DesMemo* process_des_memo() {
+  static DesMemo memo;
+  return memo_enabled ? &memo : nullptr;
+}
+
+void enable_process_des_memo() { memo_enabled = true; }
+
 const TaskTimes* DesMemo::find(const std::string& key) {
   for (auto it = entries_.begin(); it != entries_.end(); ++it)
     if (it->first.size() == key.size() && it->first == key) {

@@ -47,4 +47,9 @@ class DesMemo {
   std::size_t hits_ = 0;
 };
 
+/// This process's memo, which run_des consults, or nullptr (the default): a single `strata run`
+/// would only pay for the keys. Sweep workers turn it on (plan/sweep_runner).
+DesMemo* process_des_memo();
+void enable_process_des_memo();
+
 }  // namespace strata
