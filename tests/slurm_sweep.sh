@@ -65,7 +65,7 @@ free_port() {
   echo "no free port from $1" >&2
   return 1
 }
-base=$((20000 + ($$ % 2000) * 10))
+base=$((20000 + ($$ % 1000) * 10))  # below the ephemeral ports (32768 and up)
 ctld_port="$(free_port "$base")"
 slurmd_port="$(free_port $((ctld_port + 1)))"
 
