@@ -41,6 +41,9 @@ struct SweepCommandOptions {
   bool allow_partial = false;      ///< merge even when points are missing (marked partial)
   std::string html_out;            ///< "" none
   bool quiet = false;
+  bool slurm_script = false;       ///< print the sbatch script of a job array of `shards` instead of running
+  std::int64_t shards = 16;        ///< with slurm_script: array tasks, one shard each
+  std::string partition, time;     ///< with slurm_script: #SBATCH --partition, --time ("" : cluster default)
 };
 
 struct CompareOptions {

@@ -94,6 +94,14 @@ int main(int argc, char** argv) {
                       "with --merge: merge even when points are missing, marking the result partial");
   sweep_cmd->add_flag("-q,--quiet", sweep.quiet, "no progress bar");
   sweep_cmd->add_option("--html", sweep.html_out, "write a self-contained HTML report of every point to FILE");
+  auto* slurm = sweep_cmd->add_flag("--slurm-script", sweep.slurm_script,
+                                    "print an sbatch script running the sweep as a Slurm job array (shard i into "
+                                    "OUT/shards/i, -j cores each) instead of running it");
+  sweep_cmd->add_option("--shards", sweep.shards, "with --slurm-script: array tasks, one shard each (default 16)")
+      ->check(CLI::Range(1, 1000000))->needs(slurm);
+  sweep_cmd->add_option("--partition", sweep.partition, "with --slurm-script: #SBATCH --partition")->needs(slurm);
+  sweep_cmd->add_option("--time", sweep.time, "with --slurm-script: #SBATCH --time per task, e.g. 2:00:00")
+      ->needs(slurm);
 
   CompareOptions compare;
   auto* compare_cmd = app.add_subcommand("compare", "diff two reports (metric, A, B, change); --check ordering "

@@ -15,6 +15,7 @@
 #include "sim/core/json_file.hpp"
 #include "sim/core/output_file.hpp"
 #include "sim/core/units.hpp"
+#include "sim/plan/slurm_script.hpp"
 #include "sim/plan/sweep_runner.hpp"
 #include "sim/report/html_report.hpp"
 #include "sim/report/metrics.hpp"
@@ -129,6 +130,50 @@ void confirm_best(const SweepSpec& spec, const SweepResults& screened, const Fol
                o.out.c_str(), metric.c_str(), (std::filesystem::path(o.out) / "confirm").string().c_str());
 }
 
+/// --slurm-script: the sbatch script of a job array, one shard per task, on stdout; OUT/shards made
+/// for the tasks' logs (Slurm does not create an --output folder).
+int print_slurm_script(const SweepSpec& spec, const nlohmann::json& doc, const std::filesystem::path& file,
+                       const SweepCommandOptions& o) {
+  std::vector<Diagnostic> errors;
+  if (o.shard != "1/1") errors.push_back({"--shard", "", "the script gives each array task its shard (expected no "
+                                                         "--shard with --slurm-script)"});
+  if (o.confirm > 0) errors.push_back({"--confirm", "", "is not run by the script (expected no --confirm with "
+                                                        "--slurm-script; confirm after the merge)"});
+  if (!errors.empty()) throw InputError(std::move(errors));
+  SlurmScriptOptions s;
+  std::error_code ec;
+  s.strata = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) s.strata = "strata";
+  s.sweep = std::filesystem::absolute(file);
+  s.out = std::filesystem::absolute(o.out).lexically_normal();
+  if (!s.out.has_filename()) s.out = s.out.parent_path();
+  s.name = doc.is_object() && doc.contains("name") && doc.at("name").is_string() ? doc.at("name").get<std::string>()
+                                                                               : file.stem().string();
+  s.shards = o.shards;
+  s.cpus = o.jobs > 0 ? o.jobs : 1;
+  s.partition = o.partition;
+  s.time = o.time;
+  s.sweep_options = {"--executor", o.executor, "--checkpoint-window", std::to_string(o.checkpoint_window)};
+  if (o.max_tasks != SimulationOptions::kDefaultMaxTasks) {
+    s.sweep_options.push_back("--max-tasks");
+    s.sweep_options.push_back(fmt::format("{}", o.max_tasks));
+  }
+  const std::string script = slurm_script(s);
+  std::filesystem::create_directories(s.out / "shards", ec);
+  if (ec) throw InputError({Diagnostic{(s.out / "shards").string(), "", "cannot create the shards' folder: " + ec.message()}});
+  std::fputs(script.c_str(), stdout);
+  std::vector<const SweepPoint*> all;
+  for (const SweepPoint& p : spec.points) all.push_back(&p);
+  const auto families = static_cast<std::int64_t>(sweep_families(all).size());
+  std::fprintf(stderr, "%s: %zu points in %lld families over %lld array tasks of %d core(s)%s; submit with sbatch, "
+               "then merge (the script's comment has the command)\n", file.string().c_str(), spec.points.size(),
+               static_cast<long long>(families), static_cast<long long>(o.shards), s.cpus,
+               families < o.shards ? fmt::format(" ({} of them with no family: fewer shards would do)",
+                                                 o.shards - families).c_str()
+                                   : "");
+  return 0;
+}
+
 }  // namespace
 
 int sweep_command(const FolderCatalog& catalog, const SweepCommandOptions& o) {
@@ -136,6 +181,9 @@ int sweep_command(const FolderCatalog& catalog, const SweepCommandOptions& o) {
   std::optional<OutputPath> html_out;
   if (!o.html_out.empty()) html_out.emplace(o.html_out, "--html");
   if (!o.merge.empty()) {
+    if (o.slurm_script)
+      throw InputError({Diagnostic{"--slurm-script", "", "writes a script to run a sweep (expected a sweep file, "
+                                                          "not --merge)"}});
     std::vector<std::filesystem::path> dirs(o.merge.begin(), o.merge.end());
     SweepResults::merge(dirs, o.out, o.allow_partial);
     std::fprintf(stderr, "merged %zu folders into %s\n", dirs.size(), o.out.c_str());
@@ -157,6 +205,7 @@ int sweep_command(const FolderCatalog& catalog, const SweepCommandOptions& o) {
   const nlohmann::json doc = read_json_file(file, file.string());
   const SweepSpec spec = parse_sweep(doc, file.string());
   if (spec.base.is_string()) base_scenario_file(spec, catalog, file.parent_path());  // refuse a bad base now
+  if (o.slurm_script) return print_slurm_script(spec, doc, file, o);
   SweepOptions options;
   options.jobs = o.jobs > 0 ? o.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   const auto [shard, shards] = parse_shard(o.shard);
