@@ -8,6 +8,7 @@
 #include <array>
 #include <cstdio>
 #include <fstream>
+#include <regex>
 #include <sys/wait.h>
 
 #include "sim/core/json_file.hpp"
@@ -45,8 +46,9 @@ void compare(const nlohmann::json& base, const nlohmann::json& now, const std::s
   }
 }
 
-std::string run_report(const std::filesystem::path& scenario) {
-  const std::string cmd = fmt::format("'{}' run '{}' --quiet --json - 2>/dev/null", STRATA_BINARY, scenario.string());
+/// The report on stdout; the summary table (which goes to stderr with --json -) into `summary_file`.
+std::string run_report(const std::filesystem::path& scenario, const std::string& summary_file) {
+  const std::string cmd = fmt::format("'{}' run '{}' --json - 2>'{}'", STRATA_BINARY, scenario.string(), summary_file);
   FILE* pipe = popen(cmd.c_str(), "r");
   REQUIRE(pipe);
   std::string out;
@@ -68,7 +70,15 @@ TEST_CASE("Every shipped scenario matches its committed baseline report", "[regr
     REQUIRE(std::filesystem::exists(baseline_path));
     std::ifstream in(baseline_path);
     const nlohmann::json baseline = nlohmann::json::parse(in);
-    const nlohmann::json now = nlohmann::json::parse(run_report(entry.path()));
+    const std::string summary_file = strata::test::temp_file("summary.txt");
+    const nlohmann::json now = nlohmann::json::parse(run_report(entry.path(), summary_file));
+    // The summary shows no negative zero ("contention -0.0 us"): a value that rounds to zero has no sign.
+    std::ifstream summary_in(summary_file);
+    const std::string summary((std::istreambuf_iterator<char>(summary_in)), std::istreambuf_iterator<char>());
+    CHECK(summary.find("GPU peak") != std::string::npos);
+    static const std::regex negative_zero(R"((^|[^0-9.])-0(\.0*)?([^0-9.]|$))");
+    CHECK_FALSE(std::regex_search(summary, negative_zero));
+    std::filesystem::remove(summary_file);
     std::vector<std::string> diffs;
     compare(baseline, now, "", diffs);
     for (const auto& d : diffs) std::cout << entry.path().stem().string() << " " << d << "\n";

@@ -294,7 +294,10 @@ TEST_CASE("solve: a point that does not fit meets no target; an invalid end is n
   const double peak = nlohmann::json::parse(need.out)["memory"]["gpu_peak_bytes"].get<double>();
   const auto at = r.out.find("smallest hardware.gpu.hbm = ");
   REQUIRE(at != std::string::npos);
-  CHECK(std::stod(r.out.substr(at + 28)) >= peak);
+  // "= 45.20 GiB (4.85e+10 B)": the value with its unit, then in SI.
+  const auto si = r.out.find('(', at);
+  REQUIRE(si != std::string::npos);
+  CHECK(std::stod(r.out.substr(si + 1)) >= peak);
   // An end of the range where the scenario is invalid says why.
   const std::string err = temp_file("solve.err");
   const Result bad = strata_cli("solve default --vary training.global_batch_size --target 'throughput.tokens_per_s>=1' "

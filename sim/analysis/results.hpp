@@ -81,6 +81,13 @@ struct CheckpointResult {
   std::map<Tier, NodeTierPeak> staging;  ///< executed per-node tier peaks of the checkpointing run
 };
 
+/// Goodput at one checkpoint interval, among those the best-interval search considered.
+struct IntervalGoodput {
+  double iterations = 0.0, interval_s = 0.0;
+  double first_order_goodput = 0.0;  ///< the first-order model with the durability lag (ranks every candidate)
+  std::optional<double> simulated_goodput;  ///< the run-level simulation's, where it was run
+};
+
 /// The training run over the failure horizon (means over `failures.runs` seeds, with 95 % half-widths).
 struct RunLevelResult {
   double job_mtbf_s = 0.0;
@@ -96,6 +103,8 @@ struct RunLevelResult {
   /// included), the user's unless a searched one beats it, and its goodput.
   double best_interval_iterations = 0.0, best_interval_s = 0.0, goodput_at_best = 0.0;
   double backpressure_at_best_s = 0.0;  ///< the wait for the previous persist each checkpoint costs there
+  /// Every interval the search considered, shortest first (the --html report's goodput curve).
+  std::vector<IntervalGoodput> interval_curve;
 };
 
 /// An overflow and who found it: the static memory model ("static"), the executed timeline

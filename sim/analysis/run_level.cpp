@@ -112,6 +112,12 @@ RunLevelResult simulate_run(const Scenario& sc, const RunResult& r) {
     });
     out.best_interval_iterations = user_n;
     out.goodput_at_best = out.goodput;
+    std::map<double, IntervalGoodput> curve;
+    for (double n : candidates)
+      curve[n] = {n, n * iteration, first_order_goodput_with_lag(cycle_every(n), law.mtbf_s), std::nullopt};
+    curve[user_n].simulated_goodput = out.goodput;
+    curve[iterations_of(out.young_interval_s)].simulated_goodput = out.goodput_at_young;
+    curve[iterations_of(out.daly_interval_s)].simulated_goodput = out.goodput_at_daly;
     int simulated = 0;
     for (double n : candidates) {
       if (simulated == kSimulatedCandidates) break;
@@ -120,12 +126,14 @@ RunLevelResult simulate_run(const Scenario& sc, const RunResult& r) {
       if (goodput_events(cycle_every(n), law, f.horizon.value, f.runs) > max_goodput_events()) continue;
       ++simulated;
       const double g = goodput_every(n);
+      curve[n].simulated_goodput = g;
       if (g > out.goodput_at_best) {
         out.goodput_at_best = g;
         out.best_interval_iterations = n;
       }
     }
     out.best_interval_s = out.best_interval_iterations * iteration;
+    for (const auto& [n, point] : curve) out.interval_curve.push_back(point);
     out.backpressure_at_best_s = cycle_every(out.best_interval_iterations).stall_s - unpressured;
   }
   return out;

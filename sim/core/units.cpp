@@ -177,6 +177,16 @@ std::optional<double> parse_quantity(std::string_view text, Dimension dim, std::
   return si;
 }
 
+std::string unsigned_zero(std::string text) {
+  const auto digits = text.find_first_of("0123456789");
+  if (digits == std::string::npos || digits == 0 || text[digits - 1] != '-') return text;
+  // Only the first number counts: the digits up to the first character that cannot be in it.
+  const auto end = text.find_first_not_of("0123456789.", digits);
+  const std::string number = text.substr(digits, end == std::string::npos ? std::string::npos : end - digits);
+  if (number.find_first_of("123456789") == std::string::npos) text.erase(digits - 1, 1);
+  return text;
+}
+
 std::string format_bytes(double bytes) {
   constexpr std::array<const char*, 6> names{"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
   double v = bytes;
@@ -185,17 +195,17 @@ std::string format_bytes(double bytes) {
     v /= 1024.0;
     ++i;
   }
-  return i == 0 ? fmt::format("{:.0f} B", v) : fmt::format("{:.2f} {}", v, names[i]);
+  return unsigned_zero(i == 0 ? fmt::format("{:.0f} B", v) : fmt::format("{:.2f} {}", v, names[i]));
 }
 
 std::string format_seconds(double seconds) {
   double a = std::fabs(seconds);
   if (a == 0.0) return "0 s";
-  if (a < 1e-3) return fmt::format("{:.1f} us", seconds * 1e6);
-  if (a < 1.0) return fmt::format("{:.2f} ms", seconds * 1e3);
-  if (a < 600.0) return fmt::format("{:.2f} s", seconds);
-  if (a < 3 * 3600.0) return fmt::format("{:.1f} min", seconds / 60.0);
-  return fmt::format("{:.2f} h", seconds / 3600.0);
+  if (a < 1e-3) return unsigned_zero(fmt::format("{:.1f} us", seconds * 1e6));
+  if (a < 1.0) return unsigned_zero(fmt::format("{:.2f} ms", seconds * 1e3));
+  if (a < 600.0) return unsigned_zero(fmt::format("{:.2f} s", seconds));
+  if (a < 3 * 3600.0) return unsigned_zero(fmt::format("{:.1f} min", seconds / 60.0));
+  return unsigned_zero(fmt::format("{:.2f} h", seconds / 3600.0));
 }
 
 std::string format_count(double count) {
@@ -206,7 +216,33 @@ std::string format_count(double count) {
     v /= 1000.0;
     ++i;
   }
-  return i == 0 ? fmt::format("{:.0f}", v) : fmt::format("{:.2f}{}", v, names[i]);
+  return unsigned_zero(i == 0 ? fmt::format("{:.0f}", v) : fmt::format("{:.2f}{}", v, names[i]));
+}
+
+}  // namespace strata
+
+namespace strata {
+
+std::string format_quantity(double si, Dimension dim) {
+  // Decimal prefixes for rates (link and disk bandwidths are quoted so), binary for capacities.
+  auto decimal = [](double v, const char* unit) {
+    constexpr std::array<const char*, 6> prefixes{"", "k", "M", "G", "T", "P"};
+    std::size_t i = 0;
+    while (std::fabs(v) >= 1000.0 && i + 1 < prefixes.size()) {
+      v /= 1000.0;
+      ++i;
+    }
+    return unsigned_zero(fmt::format("{:.4g} {}{}", v, prefixes[i], unit));
+  };
+  switch (dim) {
+    case Dimension::bytes: return format_bytes(si);
+    case Dimension::seconds: return format_seconds(si);
+    case Dimension::bytes_per_second: return decimal(si, "B/s");
+    case Dimension::flops: return decimal(si, "FLOP");
+    case Dimension::flops_per_second: return decimal(si, "FLOPS");
+    case Dimension::dimensionless: break;
+  }
+  return unsigned_zero(fmt::format("{:.6g}", si));
 }
 
 }  // namespace strata

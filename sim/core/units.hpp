@@ -25,5 +25,11 @@ std::string format_bytes(double bytes);
 std::string format_seconds(double seconds);
 /// Formats a plain count with SI prefix ("175.0 B" for 1.75e11 params uses "G"; here "175.0G").
 std::string format_count(double count);
+/// A value in SI units with a fitting unit of its dimension ("53.9 GB/s", "45.56 GiB", "2.1 ms",
+/// "312 TFLOPS"): what a table shows next to a raw SI number.
+std::string format_quantity(double si, Dimension dim);
+/// "-0.0 us" → "0.0 us": text whose number rounds to zero loses its minus sign (a tiny negative
+/// difference such as DES − list contention is zero at the precision shown).
+std::string unsigned_zero(std::string text);
 
 }  // namespace strata

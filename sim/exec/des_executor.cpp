@@ -17,6 +17,7 @@
 #include <simgrid/s4u/Engine.hpp>
 #include <simgrid/s4u/Exec.hpp>
 
+#include "sim/exec/des_memo.hpp"
 #include "sim/exec/executor.hpp"
 #include "sim/platform/simgrid_platform.hpp"
 
@@ -273,9 +274,26 @@ bool read_all(int fd, void* data, std::size_t size) {
   return true;
 }
 
+/// SimGrid in a child process: one simulation per process is all SimGrid allows.
+TaskTimes simulate_in_child(const TaskDag& dag, const TaskCosts& costs, const PlatformLayout& layout);
+
 }  // namespace
 
 TaskTimes run_des(const TaskDag& dag, const TaskCosts& costs, const PlatformLayout& layout) {
+  // Per process: each sweep worker keeps its own (issue 16: a family of the GPT-3 grid repeated
+  // the training run of every other family of its strategy).
+  DesMemo* memo = process_des_memo();
+  if (!memo || dag.tasks.size() > DesMemo::kMaxTasks) return simulate_in_child(dag, costs, layout);
+  std::string key = des_key(dag, costs, layout);
+  if (const TaskTimes* known = memo->find(key)) return *known;
+  TaskTimes times = simulate_in_child(dag, costs, layout);
+  memo->remember(std::move(key), times);
+  return times;
+}
+
+namespace {
+
+TaskTimes simulate_in_child(const TaskDag& dag, const TaskCosts& costs, const PlatformLayout& layout) {
   std::fflush(nullptr);  // the child must not flush the parent's buffered output again
   int fds[2];
   if (::pipe(fds) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
@@ -315,5 +333,7 @@ TaskTimes run_des(const TaskDag& dag, const TaskCosts& costs, const PlatformLayo
     throw std::runtime_error("the SimGrid simulation failed (see the messages above)");
   return times;
 }
+
+}  // namespace
 
 }  // namespace strata

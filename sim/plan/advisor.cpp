@@ -1,5 +1,7 @@
 #include "sim/plan/advisor.hpp"
 
+#include "sim/core/units.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -228,7 +230,7 @@ AdviseResult advise(const AdviseRequest& request, const DocumentResolver& resolv
   const double best = result.ranked.front().objective;
   for (auto& c : result.ranked) {
     const std::string against =
-        &c == &result.ranked.front() ? "best" : fmt::format("{:+.1f} % vs best", 100 * (c.objective / best - 1.0));
+        &c == &result.ranked.front() ? "best" : unsigned_zero(fmt::format("{:+.1f} % vs best", 100 * (c.objective / best - 1.0)));
     c.verdict = fmt::format("{}: {}", against, c.bound);
   }
   if (result.ranked.size() > static_cast<std::size_t>(request.top)) result.ranked.resize(static_cast<std::size_t>(request.top));

@@ -37,6 +37,13 @@ struct RuleOutcome {
 /// Reads {"rules": [{"metric", "op", "tolerance"?, "why"?}]}. Throws InputError naming `file`.
 std::vector<OrderingRule> parse_rules(const nlohmann::json& doc, const std::string& file);
 
+/// The rules to check between reports of scenarios `a` and `b`: a rules file as above, or an
+/// orderings file like results/orderings.json ({"orderings": [{"a", "b", "rules"}]}), of which the
+/// entries with these two scenario names. Throws InputError naming `file` (no entry for the pair
+/// lists the pairs it has).
+std::vector<OrderingRule> rules_for_pair(const nlohmann::json& doc, const std::string& file, const std::string& a,
+                                         const std::string& b);
+
 /// Evaluates a rule on two reports; a metric absent or not a number on either side fails it.
 RuleOutcome check_rule(const OrderingRule& rule, const nlohmann::json& a, const nlohmann::json& b);
 

@@ -8,6 +8,7 @@
 #include "sim/core/units.hpp"
 #include "sim/plan/sweep_results.hpp"
 #include "sim/plan/sweep_spec.hpp"
+#include "sim/report/metrics.hpp"
 #include "sim/report/report.hpp"
 
 namespace strata {
@@ -38,6 +39,8 @@ void parse_target(const std::string& text, SolveRequest& request) {
     request.metric = text.substr(0, at);
     request.op = op;
     request.target = v;
+    // Only the report's numeric and true/false keys (strata describe metrics); a flag counts as 1 or 0.
+    if (auto problem = metric_key_problem(request.metric)) throw request_error("--target", *problem);
     return;
   }
   throw request_error("--target", fmt::format("'{}' is not a target (expected METRIC<=VALUE, <, >= or >, e.g. "
@@ -65,11 +68,16 @@ SolveResult solve(const SolveRequest& r, const DocumentResolver& resolver) {
     try {
       const Scenario sc = load_scenario(r.scenario, overrides, resolver);
       const nlohmann::json flat = flatten_report(make_report(sc, run_scenario(sc, r.simulation)));
-      if (!flat.contains(r.metric) || !flat.at(r.metric).is_number())
-        throw request_error("--target", fmt::format("'{}' is not a numeric report metric of this scenario", r.metric));
-      e.metric = flat.at(r.metric).get<double>();
+      e.metric = metric_number(flat, r.metric);
+      if (!e.metric) {
+        const Metric* m = find_metric(r.metric);
+        throw request_error("--target", fmt::format("'{}' has no number in this scenario's report (reported {}; "
+                                                    "null where it does not apply)", r.metric,
+                                                    m ? presence_text(m->presence) : "never"));
+      }
       // A configuration that does not fit in memory meets no target, whatever its metric says.
-      const bool fits = !flat.contains("fits") || flat.at("fits") == true;
+      // (Unless the target is about fitting itself.)
+      const bool fits = r.metric == "fits" || !flat.contains("fits") || flat.at("fits") == true;
       e.meets = fits && meets(*e.metric, r.op, r.target);
       if (!fits) e.error = "does not fit in memory";
     } catch (const InputError& err) {

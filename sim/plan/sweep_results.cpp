@@ -1,5 +1,7 @@
 #include "sim/plan/sweep_results.hpp"
 
+#include "sim/report/metrics.hpp"
+
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -349,9 +351,10 @@ std::vector<std::int64_t> best_points(const std::map<std::int64_t, std::string>&
     const json row = json::parse(line);
     if (row.at("status") != "ok") continue;
     const json& report = row.at("report");
-    auto it = report.find(metric);
-    if (it == report.end() || !it->is_number()) continue;
-    ranked.emplace_back(lowest ? it->get<double>() : -it->get<double>(), point);
+    // A flag ranks as 1 (true) or 0 (false), as in solve targets and compare rules.
+    const auto value = metric_number(report, metric);
+    if (!value) continue;
+    ranked.emplace_back(lowest ? *value : -*value, point);
   }
   std::sort(ranked.begin(), ranked.end());
   std::vector<std::int64_t> out;

@@ -19,6 +19,7 @@
 #include "sim/core/diagnostics.hpp"
 #include "sim/core/output_file.hpp"
 #include "sim/dag/training_dag.hpp"
+#include "sim/exec/des_memo.hpp"
 #include "sim/report/report.hpp"
 
 namespace strata {
@@ -216,6 +217,9 @@ std::int64_t run_sweep(const SweepSpec& spec, SweepResults& results, const Docum
       // Die with the sweep: a killed sweep must not go on appending rows behind the next run's back.
       ::prctl(PR_SET_PDEATHSIG, SIGKILL);
       if (::getppid() != parent) ::_exit(1);
+      // Families often share simulations (one strategy's training run at every object-store
+      // bandwidth): the worker simulates each once.
+      enable_process_des_memo();
       int status = 0;
       try {
         for (auto i = static_cast<std::size_t>(next->fetch_add(1)); i < families.size();

@@ -44,14 +44,15 @@ int advise_command(const FolderCatalog& catalog, const AdviseOptions& o) {
     return 3;
   }
   std::printf("%-4s %3s %3s %4s %2s %3s %4s %-9s %-8s %-22s %9s %10s %6s %9s %s\n", "rank", "tp", "pp", "dp", "v",
-              "mbs", "zero", "recompute", "offload", "checkpoint", "iter (s)", "tokens/s", "MFU", "HBM", "why");
+              "mbs", "zero", "recompute", "offload", "checkpoint", "iteration", "tokens/s", "MFU", "HBM peak", "why");
   int rank = 0;
   for (const auto& c : a.ranked) {
     const auto& f = c.report;
     const std::string ckpt = f.contains("checkpoint.strategy")
-                                 ? fmt::format("{} /{}", text(f, "checkpoint.strategy"), text(f, "checkpoint.interval_iterations"))
+                                 ? fmt::format("{} every {}", text(f, "checkpoint.strategy"),
+                                               text(f, "checkpoint.interval_iterations"))
                                  : "-";
-    std::printf("%-4d %3s %3s %4s %2s %3s %4s %-9s %-8s %-22s %9.3f %10.4g %5.1f%% %9s %s\n", ++rank,
+    std::printf("%-4d %3s %3s %4s %2s %3s %4s %-9s %-8s %-22s %9s %10s %5.1f%% %9s %s\n", ++rank,
                 text(c.settings, "parallelism.tp").c_str(), text(c.settings, "parallelism.pp").c_str(),
                 text(c.settings, "parallelism.dp").c_str(), text(c.settings, "parallelism.virtual_stages").c_str(),
                 text(c.settings, "training.micro_batch_size").c_str(),
@@ -59,10 +60,16 @@ int advise_command(const FolderCatalog& catalog, const AdviseOptions& o) {
                     ? "DO"
                     : text(c.settings, "parallelism.zero_stage").c_str(),
                 text(c.settings, "memory.recompute").c_str(), text(c.settings, "memory.offload.optimizer").c_str(),
-                ckpt.c_str(), num(f, "throughput.iteration_time_s"), num(f, "throughput.tokens_per_s"),
+                ckpt.c_str(), format_seconds(num(f, "throughput.iteration_time_s")).c_str(),
+                format_count(num(f, "throughput.tokens_per_s")).c_str(),
                 100 * num(f, "throughput.mfu"), format_bytes(num(f, "memory.gpu_peak_bytes")).c_str(),
                 c.verdict.c_str());
   }
+  std::printf("columns: tp, pp, dp parallel degrees; v model chunks per pipeline stage (interleaved schedule); mbs "
+              "micro-batch size; zero ZeRO stage, or DO for Megatron's distributed optimizer; recompute activation "
+              "recomputation; offload where optimizer states live; checkpoint strategy and interval in iterations; "
+              "iteration the steady-state iteration time; tokens/s for the whole cluster; MFU model FLOPs "
+              "utilisation; HBM peak per GPU; why the reason for its rank\n");
   std::printf("objective %s; %lld configurations generated (%lld invalid, %lld do not fit), %lld screened "
               "contention-free, %lld simulated with the DES, %lld checkpoint trials; %.1f s\n",
               o.objective.c_str(), static_cast<long long>(a.generated), static_cast<long long>(a.invalid),

@@ -7,17 +7,20 @@
 
 #include "sim/config/folder_catalog.hpp"
 #include "sim/analysis/run.hpp"
+#include "tools/cli/quick_scenario.hpp"
 
 namespace strata::cli {
 
 struct RunOptions {
-  std::string scenario;
+  std::string scenario;  ///< "" with the quick form
+  QuickScenarioOptions quick;
   std::vector<std::string> overrides;
   std::string json_out;  ///< "" none, "-" stdout
   bool quiet = false;
   std::string executor = "des";
   bool no_fold = false;
   std::string trace_out;  ///< "" none
+  std::string html_out;   ///< "" none
   int checkpoint_window = SimulationOptions{}.checkpoint_window;
   double max_tasks = SimulationOptions::kDefaultMaxTasks;
   double max_trace_tasks = SimulationOptions::kDefaultMaxTraceTasks;
@@ -36,12 +39,17 @@ struct SweepCommandOptions {
   bool lowest = false;             ///< the best have the lowest value of `by`
   std::vector<std::string> merge;  ///< folders to merge instead of running
   bool allow_partial = false;      ///< merge even when points are missing (marked partial)
+  std::string html_out;            ///< "" none
   bool quiet = false;
+  bool slurm_script = false;       ///< print the sbatch script of a job array of `shards` instead of running
+  std::int64_t shards = 16;        ///< with slurm_script: array tasks, one shard each
+  std::string partition, time;     ///< with slurm_script: #SBATCH --partition, --time ("" : cluster default)
 };
 
 struct CompareOptions {
   std::string a, b;   ///< report files
   std::string rules;  ///< "" none
+  std::string html_out;  ///< "" none
 };
 
 int run_command(const FolderCatalog& catalog, const RunOptions& options);

@@ -1,19 +1,34 @@
 #include <fmt/format.h>
 
 #include <cstdio>
+#include <optional>
 
 #include "sim/core/json_file.hpp"
+#include "sim/core/output_file.hpp"
+#include "sim/core/units.hpp"
 #include "sim/plan/compare.hpp"
+#include "sim/plan/sweep_results.hpp"
+#include "sim/report/html_report.hpp"
+#include "sim/report/metrics.hpp"
 #include "tools/cli/commands.hpp"
 
 namespace strata::cli {
 
 namespace {
 
-std::string cell(const nlohmann::json& v) {
+/// A value with its metric's unit ("12.50 GiB", "3.20 s", "41.2 %").
+std::string cell(const std::string& metric, const nlohmann::json& v) {
   if (v.is_null()) return "-";
-  if (v.is_number_float()) return fmt::format("{:.6g}", v.get<double>());
+  if (v.is_number()) return format_metric(metric, v.get<double>());
   return v.is_string() ? v.get<std::string>() : v.dump();
+}
+
+std::string scenario_name(const nlohmann::json& report) {
+  const auto* name = report.contains("scenario") && report.at("scenario").is_object() &&
+                             report.at("scenario").contains("name") && report.at("scenario").at("name").is_string()
+                         ? &report.at("scenario").at("name")
+                         : nullptr;
+  return name ? name->get<std::string>() : "";
 }
 
 /// A report written by `strata run --json`, or an input error naming the file.
@@ -29,18 +44,26 @@ nlohmann::json read_report(const std::string& file) {
 }  // namespace
 
 int compare_command(const CompareOptions& o) {
+  std::optional<OutputPath> html_out;
+  if (!o.html_out.empty()) html_out.emplace(o.html_out, "--html");
   const nlohmann::json a = read_report(o.a), b = read_report(o.b);
   std::vector<OrderingRule> rules;
-  if (!o.rules.empty()) rules = parse_rules(read_json_file(o.rules, o.rules), o.rules);
+  // A rules file, or an orderings file (results/orderings.json) whose entry for these two scenarios applies.
+  if (!o.rules.empty()) rules = rules_for_pair(read_json_file(o.rules, o.rules), o.rules, scenario_name(a), scenario_name(b));
 
   const auto changes = diff_reports(a, b);
   std::size_t width = 6;
   for (const auto& c : changes) width = std::max(width, c.metric.size());
-  std::printf("%-*s %16s %16s %9s\n", static_cast<int>(width), "metric", "A", "B", "change");
+  std::printf("%-*s %18s %18s %9s\n", static_cast<int>(width), "metric", "A", "B", "change");
   for (const auto& c : changes) {
-    const std::string change = c.relative ? fmt::format("{:+.2f}%", 100 * *c.relative) : "";
-    std::printf("%-*s %16s %16s %9s\n", static_cast<int>(width), c.metric.c_str(), cell(c.a).c_str(),
-                cell(c.b).c_str(), change.c_str());
+    const std::string change = c.relative ? unsigned_zero(fmt::format("{:+.2f}%", 100 * *c.relative)) : "";
+    std::printf("%-*s %18s %18s %9s\n", static_cast<int>(width), c.metric.c_str(), cell(c.metric, c.a).c_str(),
+                cell(c.metric, c.b).c_str(), change.c_str());
+  }
+  if (html_out) {
+    std::vector<std::string> differing;
+    for (const auto& c : changes) differing.push_back(c.metric);
+    write_output(*html_out, html_compare_report({o.a, a, flatten_report(a)}, {o.b, b, flatten_report(b)}, differing));
   }
   std::printf("%zu metric(s) differ between %s (A) and %s (B)\n", changes.size(), o.a.c_str(), o.b.c_str());
 

@@ -13,6 +13,7 @@
 #include "sim/graph/compute_graph.hpp"
 #include "sim/report/report.hpp"
 #include "tools/cli/commands.hpp"
+#include "tools/cli/describe_documents.hpp"
 
 namespace strata::cli {
 
@@ -76,6 +77,7 @@ void describe_model(const FolderCatalog& catalog, const std::string& name) {
   std::printf("  parameters by kind\n");
   for (const char* kind : {"embedding", "attention", "mlp", "norms", "lm_head"})
     std::printf("    %-20s %s\n", kind, format_count(d["parameters_by_kind"][kind].get<double>()).c_str());
+  describe_model_reading(doc);
 }
 
 void describe_hardware(const FolderCatalog& catalog) {
@@ -115,10 +117,19 @@ void describe_policies() {
 }  // namespace
 
 int describe_command(const FolderCatalog& catalog, const std::string& what, const std::string& name) {
+  if (what == "metrics") {
+    if (!name.empty())
+      throw InputError({Diagnostic{"describe metrics " + name, "", "takes no name (expected strata describe metrics)"}});
+    describe_metrics();
+    return 0;
+  }
   if (!name.empty()) {
-    if (what != "models")
-      throw InputError({Diagnostic{"describe " + what + " " + name, "", "a name is only taken by `describe models`"}});
-    describe_model(catalog, name);
+    if (what == "models") describe_model(catalog, name);
+    else if (what == "hardware") describe_hardware_profile(catalog, name);
+    else if (what == "scenarios") describe_scenario(catalog, name);
+    else
+      throw InputError({Diagnostic{"describe " + what + " " + name, "",
+                                   "a name is taken by describe models, hardware and scenarios"}});
     return 0;
   }
   if (what.empty() || what == "models") describe_models(catalog);

@@ -48,7 +48,9 @@ int main(int argc, char** argv) {
 
   RunOptions run;
   auto* run_cmd = app.add_subcommand("run", "simulate one scenario: memory, iteration time, throughput");
-  run_cmd->add_option("scenario", run.scenario, "scenario file or shipped scenario name")->required();
+  run_cmd->add_option("scenario", run.scenario, "scenario file or shipped scenario name (or the quick form: "
+                                                "--model M --hardware H --gpus N ...)");
+  add_quick_scenario_options(*run_cmd, run.quick);
   run_cmd->add_option("--set", run.overrides, "override a field: PATH=VALUE, e.g. parallelism.tp=4")
       ->allow_extra_args(false);
   run_cmd->add_option("--json", run.json_out, "write the JSON report to FILE, or - for stdout");
@@ -56,6 +58,7 @@ int main(int argc, char** argv) {
   run_cmd->add_option("--executor", run.executor, "des (SimGrid, bandwidth sharing) or list (contention-free)")
       ->check(CLI::IsMember({"des", "list"}));
   run_cmd->add_flag("--no-fold", run.no_fold, "simulate every rank instead of one per group of identical ranks");
+  run_cmd->add_option("--html", run.html_out, "write a self-contained HTML report with plots to FILE");
   run_cmd->add_option("--trace", run.trace_out, "write a Chrome/Perfetto trace-event JSON of the schedule to FILE");
   run_cmd->add_option("--checkpoint-window", run.checkpoint_window, kCheckpointWindowHelp)->check(CLI::Range(1, 64));
   run_cmd->add_option("--max-tasks", run.max_tasks, kMaxTasksHelp)->check(CLI::Range(1.0, 1e10));
@@ -90,6 +93,15 @@ int main(int argc, char** argv) {
   sweep_cmd->add_flag("--allow-partial", sweep.allow_partial,
                       "with --merge: merge even when points are missing, marking the result partial");
   sweep_cmd->add_flag("-q,--quiet", sweep.quiet, "no progress bar");
+  sweep_cmd->add_option("--html", sweep.html_out, "write a self-contained HTML report of every point to FILE");
+  auto* slurm = sweep_cmd->add_flag("--slurm-script", sweep.slurm_script,
+                                    "print an sbatch script running the sweep as a Slurm job array (shard i into "
+                                    "OUT/shards/i, -j cores each) instead of running it");
+  sweep_cmd->add_option("--shards", sweep.shards, "with --slurm-script: array tasks, one shard each (default 16)")
+      ->check(CLI::Range(1, 1000000))->needs(slurm);
+  sweep_cmd->add_option("--partition", sweep.partition, "with --slurm-script: #SBATCH --partition")->needs(slurm);
+  sweep_cmd->add_option("--time", sweep.time, "with --slurm-script: #SBATCH --time per task, e.g. 2:00:00")
+      ->needs(slurm);
 
   CompareOptions compare;
   auto* compare_cmd = app.add_subcommand("compare", "diff two reports (metric, A, B, change); --check ordering "
@@ -98,6 +110,7 @@ int main(int argc, char** argv) {
   compare_cmd->add_option("b", compare.b, "report B")->required();
   compare_cmd->add_option("--check", compare.rules, "rules file: {\"rules\": [{\"metric\", \"op\", \"why\"}]}, "
                                                     "each checked as A op B");
+  compare_cmd->add_option("--html", compare.html_out, "write a self-contained HTML page of A and B side by side to FILE");
 
   SolveOptions solve;
   auto* solve_cmd = app.add_subcommand("solve", "find the smallest (or largest) input value that meets a target, "
@@ -127,11 +140,13 @@ int main(int argc, char** argv) {
   advise_cmd->add_flag("-q,--quiet", advise.quiet, "no progress on stderr");
 
   std::string what;
-  auto* describe_cmd = app.add_subcommand("describe", "list models, hardware profiles, policies, scenarios");
-  describe_cmd->add_option("what", what, "models | hardware | policies | scenarios")
-      ->check(CLI::IsMember({"models", "hardware", "policies", "scenarios"}));
+  auto* describe_cmd = app.add_subcommand("describe", "list models, hardware profiles, policies, scenarios, report "
+                                                    "metrics; one of them in detail with a NAME");
+  describe_cmd->add_option("what", what, "models | hardware | policies | scenarios | metrics")
+      ->check(CLI::IsMember({"models", "hardware", "policies", "scenarios", "metrics"}));
   std::string describe_name;
-  describe_cmd->add_option("name", describe_name, "with models: one model name or config.json path, in detail");
+  describe_cmd->add_option("name", describe_name, "with models, hardware or scenarios: one name or path, in detail "
+                                                  "(values as written and as read, with units)");
 
   try {
     app.parse(argc, argv);

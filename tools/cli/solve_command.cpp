@@ -7,6 +7,7 @@
 #include "sim/core/units.hpp"
 #include "sim/plan/solve.hpp"
 #include "sim/plan/sweep_spec.hpp"
+#include "sim/report/metrics.hpp"
 #include "tools/cli/commands.hpp"
 
 namespace strata::cli {
@@ -47,16 +48,24 @@ int solve_command(const FolderCatalog& catalog, const SolveOptions& o) {
   r.simulation.executor = o.executor == "list" ? ExecutorKind::list : ExecutorKind::des;
 
   const SolveResult s = solve(r, catalog);
-  std::printf("%16s %16s  %s\n", o.vary.c_str(), r.metric.c_str(), "meets");
+  // Every number with its unit: the input in its dimension, the metric in its own.
+  auto input = [&](double v) {
+    if (p && p->kind == ParamKind::quantity) return format_quantity(v, p->dim);
+    return unsigned_zero(fmt::format("{:.6g}", v));
+  };
+  const std::string target = format_metric(r.metric, r.target);
+  std::printf("%22s %22s  %s\n", o.vary.c_str(), r.metric.c_str(), fmt::format("meets {} {}", r.op, target).c_str());
   for (const auto& e : s.evaluations)
-    std::printf("%16.6g %16s  %s\n", e.value, e.metric ? fmt::format("{:.6g}", *e.metric).c_str() : "-",
+    std::printf("%22s %22s  %s\n", input(e.value).c_str(), e.metric ? format_metric(r.metric, *e.metric).c_str() : "-",
                 e.meets ? "yes" : (e.error.empty() ? "no" : ("invalid: " + e.error).c_str()));
   if (!s.value) {
     std::printf("no value in the range: %s\n", s.reason.c_str());
     return 3;
   }
-  std::printf("%s %s = %.6g meets %s %s %g (%zu evaluations)\n", r.find_min ? "smallest" : "largest", o.vary.c_str(),
-              *s.value, r.metric.c_str(), r.op.c_str(), r.target, s.evaluations.size());
+  std::printf("%s %s = %s (%s) meets %s %s %s (%zu evaluations)\n", r.find_min ? "smallest" : "largest", o.vary.c_str(),
+              input(*s.value).c_str(),
+              (fmt::format("{:.6g}", *s.value) + (p && p->kind == ParamKind::quantity ? std::string(" ") + si_unit(p->dim) : "")).c_str(), r.metric.c_str(), r.op.c_str(),
+              target.c_str(), s.evaluations.size());
   return 0;
 }
 
