@@ -63,8 +63,8 @@ int advise_command(const FolderCatalog& catalog, const AdviseOptions& o) {
                 100 * num(f, "throughput.mfu"), format_bytes(num(f, "memory.gpu_peak_bytes")).c_str(),
                 c.verdict.c_str());
   }
-  std::printf("objective %s; %lld configurations generated (%lld invalid, %lld do not fit), %lld screened "
-              "contention-free, %lld simulated with the DES, %lld checkpoint trials; %.1f s\n",
+  std::printf("objective %s; %lld configurations generated (%lld invalid, %lld do not fit), %lld screened, "
+              "%lld simulated with the DES, %lld checkpoint trials; %.1f s\n",
               o.objective.c_str(), static_cast<long long>(a.generated), static_cast<long long>(a.invalid),
               static_cast<long long>(a.too_big), static_cast<long long>(a.screened),
               static_cast<long long>(a.confirmed), static_cast<long long>(a.checkpoint_trials), a.seconds);
