@@ -186,10 +186,24 @@ class FluidScheduler {
     a.uses = count;
     a.background = background;
     const auto index = static_cast<std::uint32_t>(activities_.size());
+    // Alone on every resource it crosses (the common case: a kernel on its GPU, a copy on idle links),
+    // it shares with no one and changes no one's rate: its own rate is its bottleneck's, no
+    // re-sharing needed.
+    bool alone = true;
+    double rate = kInf;
+    for (std::uint32_t u = a.first_use; u < a.first_use + count; ++u) {
+      const Resource& r = resources_[uses_[u].resource];
+      alone = alone && r.active.empty();
+      rate = std::min(rate, r.capacity / static_cast<double>(uses_[u].weight));
+    }
+    if (alone) {
+      a.rate = rate;
+      completions_.push({now_ + a.remaining / a.rate, index, a.version});
+    }
     activities_.push_back(a);
     for (std::uint32_t u = a.first_use; u < a.first_use + count; ++u) {
       resources_[uses_[u].resource].active.push_back(index);
-      mark(uses_[u].resource);
+      if (!alone) mark(uses_[u].resource);
     }
     ++outstanding_[id];
   }
@@ -204,7 +218,7 @@ class FluidScheduler {
       *it = r.active.back();
       r.active.pop_back();
       if (!a.background) --r.foreground;
-      mark(uses_[u].resource);
+      if (!r.active.empty()) mark(uses_[u].resource);  // those left on it get its share
     }
     if (--outstanding_[a.task] == 0) finish(a.task);
   }

@@ -117,6 +117,25 @@ json simulation_json(const SimulationResult& sim) {
 
 }  // namespace
 
+namespace {
+
+/// `checkpoint.mlperf`: one checkpoint in MLPerf Storage's checkpointing definitions
+/// (Submission_guidelines.md §2.2.3; DLIO's statscounter; docs/references.md, MLPerf Storage
+/// checkpointing): duration = the slowest rank's, here the save until every byte is durable and the
+/// restore of every rank at once; throughput = the whole checkpoint's bytes / duration; sizes in
+/// 1024^3 bytes, which the benchmark's summary labels "GB" (checkpoint_size_GB) and its log "GiB".
+json mlperf_checkpoint(const CheckpointResult& c) {
+  const double gib = c.size_bytes / kGiB;
+  auto rate = [gib](double seconds) { return seconds > 0.0 ? json(gib / seconds) : json(nullptr); };
+  return {{"size_gib", gib},
+          {"save_duration_s", c.persist_s},
+          {"save_throughput_gib_per_s", rate(c.persist_s)},
+          {"load_duration_s", c.restore_s},
+          {"load_throughput_gib_per_s", rate(c.restore_s)}};
+}
+
+}  // namespace
+
 json make_report(const Scenario& sc, const RunResult& r) {
   const MemoryEstimate& mem = r.memory;
   json gpus = json::array();
@@ -283,6 +302,7 @@ json make_report(const Scenario& sc, const RunResult& r) {
                         {"durable_s", rec.survives ? json(rec.durable_s) : json(nullptr)},
                         {"restore_s", rec.survives ? json(rec.restore_s) : json(nullptr)}};
     report["checkpoint"]["recovery"] = recovery;
+    if (policy.writes_checkpoints) report["checkpoint"]["mlperf"] = mlperf_checkpoint(c);
   }
   return report;
 }
