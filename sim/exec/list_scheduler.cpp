@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <deque>
 #include <limits>
@@ -198,7 +199,7 @@ class FluidScheduler {
     }
     if (alone) {
       a.rate = rate;
-      completions_.push({now_ + a.remaining / a.rate, index, a.version});
+      completions_.push({std::isinf(rate) ? now_ : now_ + a.remaining / rate, index, a.version});
     }
     activities_.push_back(a);
     for (std::uint32_t u = a.first_use; u < a.first_use + count; ++u) {
@@ -282,7 +283,8 @@ class FluidScheduler {
     std::size_t unfixed = 0;
     for (std::uint32_t index : component_activities_) {
       Activity& a = activities_[index];
-      a.remaining = std::max(0.0, a.remaining - a.rate * (now_ - a.since));
+      // An infinite rate (a test's infinitely fast link) finishes at once: no inf * 0.
+      a.remaining = std::isinf(a.rate) ? 0.0 : std::max(0.0, a.remaining - a.rate * (now_ - a.since));
       a.since = now_;
       a.rate = 0.0;
       a.fixed = suspended(a);
@@ -300,12 +302,19 @@ class FluidScheduler {
         const Resource& res = resources_[r];
         if (res.weight == 0) continue;
         const double s = std::max(0.0, res.left) / static_cast<double>(res.weight);
-        if (s < share) {
+        if (s < share) {  // an infinite share never wins: it is nobody's bottleneck
           share = s;
           bottleneck = r;
         }
       }
-      if (bottleneck == kNone) throw std::logic_error("screening executor: an activity uses no resource");
+      if (bottleneck == kNone) {
+        // Only infinite capacities left (share inf on each): every remaining activity is unbounded.
+        for (std::uint32_t index : component_activities_) {
+          Activity& a = activities_[index];
+          if (!a.fixed) a.rate = kInf, a.fixed = true;
+        }
+        break;
+      }
       for (std::uint32_t index : resources_[bottleneck].active) {
         Activity& a = activities_[index];
         if (a.fixed) continue;
@@ -322,7 +331,7 @@ class FluidScheduler {
     for (std::uint32_t index : component_activities_) {
       Activity& a = activities_[index];
       ++a.version;
-      if (a.rate > 0.0) completions_.push({now_ + a.remaining / a.rate, index, a.version});
+      if (a.rate > 0.0) completions_.push({std::isinf(a.rate) ? now_ : now_ + a.remaining / a.rate, index, a.version});
       else if (a.remaining <= 0.0) completions_.push({now_, index, a.version});
     }
   }
