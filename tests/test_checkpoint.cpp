@@ -373,5 +373,7 @@ TEST_CASE("Extrapolating the background hops' steady pace matches simulating eve
   stall.print();
   persist.print();
   CHECK(stall.max_error() < 0.02);
-  CHECK(persist.max_error() < 0.005);
+  // 1 %: a congestion-aware hop yields to every foreground flow (since the DES fix of issue 15), so
+  // its pace varies from one iteration to the next and the extrapolated end is 0.8 % early.
+  CHECK(persist.max_error() < 0.01);
 }

@@ -1,6 +1,6 @@
 // The two executors against closed forms and against each other: ring collectives (Patarasuk &
 // Yuan 2009: all-reduce 2(n-1)/n·S/B + 2(n-1)·α; reduce-scatter and all-gather (n-1)/n·S/B +
-// (n-1)·α), bandwidth sharing on one link, contention-free = DES when nothing contends, and
+// (n-1)·α), bandwidth sharing on one link, screening = DES when nothing contends, and
 // symmetry folding = simulating every rank.
 
 #include <catch2/catch.hpp>
@@ -72,7 +72,7 @@ TEST_CASE("Ring collectives take their closed-form time on NVLink and across nod
   }
 }
 
-TEST_CASE("Two flows on one link each take twice as long in the DES, once in the list scheduler",
+TEST_CASE("Two flows on one link each take twice as long, in the DES and in screening; once contention-free",
           "[analytic][simulation]") {
   // GPUs 0 and 1 sit behind one PCIe switch (gpus_per_switch = 2): writing to host DRAM, both
   // cross the switch's uplink.
@@ -92,11 +92,14 @@ TEST_CASE("Two flows on one link each take twice as long in the DES, once in the
     dag.represents[r] = 1;
   }
   const double alone = bytes / (hw.pcie.bandwidth.value * hw.efficiency.pcie);
-  CHECK(run(dag, hw, 8, false) == Approx(alone).epsilon(1e-9));
+  CHECK(run(dag, hw, 8, false) == Approx(2 * alone).epsilon(1e-9));
   CHECK(run(dag, hw, 8, true) == Approx(2 * alone).epsilon(1e-6));
+  const PlatformLayout layout(hw, 8);
+  const TaskCosts costs(hw, Precision::bf16, layout, dag);
+  CHECK(run_contention_free(dag, costs).makespan() == Approx(alone).epsilon(1e-9));
 }
 
-TEST_CASE("Contention-free list scheduler equals the DES when nothing contends", "[simulation]") {
+TEST_CASE("Screening and contention-free equal the DES when nothing contends", "[simulation]") {
   // Korthikanti's 175B: TP inside a node on NVLink, one pipeline transfer per NIC at a time.
   const Scenario sc = test::load("korthikanti-175b-selective");
   const RunResult des = run_scenario(sc, {ExecutorKind::des, true, false});

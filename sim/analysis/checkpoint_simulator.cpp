@@ -54,12 +54,11 @@ double CheckpointSimulator::plain_iteration() const {
 
 CheckpointRun CheckpointSimulator::run(double T, bool persist, std::int64_t interval_iterations) const {
   const int reach = static_cast<int>(std::min<std::int64_t>(interval_iterations, kMaxWindow));
-  const bool contention_free = options_.executor == ExecutorKind::list;
   const int cap = std::max(1, std::min(reach, options_.checkpoint_window));
   int after = 1;
   for (int attempt = 0;; ++attempt) {
     const Window& w = window(after, persist);
-    const bool covered = contention_free || w.done <= w.ends.back() || after >= reach;
+    const bool covered = w.done <= w.ends.back() || after >= reach;
     if (covered) return measure(w, after, T);
     if (after >= cap) return extrapolate(w, window(after + 1, persist), after, reach, T);
     if (attempt + 1 == kMaxAttempts) return measure(w, after, T);

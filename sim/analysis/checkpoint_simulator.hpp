@@ -55,8 +55,8 @@ class CheckpointSimulator {
 
   /// One checkpoint after iteration c, with enough iterations after it that its background hops end
   /// inside the simulated window (up to the next checkpoint, `interval_iterations` later), so their
-  /// interference with training counts in the stall. Without contention (the list executor) nothing
-  /// the background hops do slows training, so one iteration after the checkpoint is exact.
+  /// interference with training counts in the stall (both executors share bandwidth, so both need
+  /// the window).
   ///
   /// At most `options.checkpoint_window` iterations are simulated. When the background hops outlast
   /// them, one more iteration gives their steady state: how much each further iteration with the

@@ -38,8 +38,8 @@ struct SimulationResult {
   std::size_t tasks = 0;
   std::int64_t simulated_gpus = 0;
   std::int64_t fold_group = 1;  ///< ranks r, r' were simulated as one iff r / fold_group == r' / fold_group
-  double contention_free_iteration_time = 0.0;  ///< the list scheduler's, on the same DAG
-  double contention_time = 0.0;                 ///< what bandwidth sharing added (DES − list)
+  double contention_free_iteration_time = 0.0;  ///< every task at its uncontended time, same DAG
+  double contention_time = 0.0;                 ///< what bandwidth sharing added (executed − contention-free)
   ScheduleAnalysis analysis;
   Throughput throughput;
   std::shared_ptr<const TaskDag> dag;      ///< kept only when a trace is wanted

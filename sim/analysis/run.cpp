@@ -158,10 +158,10 @@ std::vector<RunResult> run_scenarios(const std::vector<Scenario>& family, const 
     }
     return cls;
   };
-  TaskTimes list = run_list_schedule(*dag, costs);
-  const auto [list_start, list_end] = last_iteration_window(*dag, list);
-  sim.contention_free_iteration_time = list_end - list_start;
-  TaskTimes times = options.executor == ExecutorKind::des ? run_des(*dag, costs, layout) : std::move(list);
+  const TaskTimes free = run_contention_free(*dag, costs);
+  const auto [free_start, free_end] = last_iteration_window(*dag, free);
+  sim.contention_free_iteration_time = free_end - free_start;
+  TaskTimes times = execute(options.executor, *dag, costs, layout);
   sim.analysis = analyse_schedule(*dag, times, bottleneck, sc.gpus, sc.hardware.gpus_per_node);
   sim.contention_time = sim.analysis.iteration_time - sim.contention_free_iteration_time;
   sim.throughput = throughput(sc, r, sim.analysis);

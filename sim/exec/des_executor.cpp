@@ -103,11 +103,15 @@ class Controller {
       auto comm = sg4::Comm::sendto_init(ends.from, ends.to)->set_payload_size(static_cast<std::uint64_t>(flows[f].bytes));
       const auto flow = static_cast<std::int64_t>(flow_links_.size());
       flow_links_.push_back(&flows[f].links);
+      flow_route_.push_back(route_of_[id][f]);
+      flow_task_.push_back(id);
       if (flows[f].background) {
         comm->start();
         background_.emplace(flow, comm);
         for (LinkId l : flows[f].links) background_on_[l].push_back(flow);
-        if (!links_free(flows[f].links)) comm->suspend();
+        track(comm, id, flow);
+        if (!links_free(flows[f].links)) suspend(flow);
+        continue;
       } else {
         for (LinkId l : flows[f].links)
           if (foreground_on_[l]++ == 0) yield_link(l);
@@ -131,18 +135,40 @@ class Controller {
   void yield_link(LinkId l) {
     auto it = background_on_.find(l);
     if (it == background_on_.end()) return;
-    for (std::int64_t flow : it->second) {
-      auto& comm = background_.at(flow);
-      if (!comm->is_suspended()) comm->suspend();
-    }
+    for (std::int64_t flow : it->second) suspend(flow);
+  }
+
+  // A comm is suspended at most once and never resumed: SimGrid 3.32's Activity::resume() leaves
+  // the activity marked suspended, so a later suspend() of it does nothing. Resuming cancels it and
+  // starts a fresh comm with the bytes it had left.
+  void suspend(std::int64_t flow) {
+    if (suspended_.count(flow)) return;
+    auto& comm = background_.at(flow);
+    suspended_[flow] = comm->get_remaining();
+    comm->suspend();
+    for (std::size_t i = 0; i < active_flow_.size(); ++i)
+      if (active_flow_[i] == flow) {
+        untrack(i);
+        break;
+      }
   }
 
   void release_link(LinkId l) {
     auto it = background_on_.find(l);
     if (it == background_on_.end()) return;
     for (std::int64_t flow : it->second) {
-      auto& comm = background_.at(flow);
-      if (comm->is_suspended() && links_free(*flow_links_[static_cast<std::size_t>(flow)])) comm->resume();
+      auto s = suspended_.find(flow);
+      if (s == suspended_.end() || !links_free(*flow_links_[static_cast<std::size_t>(flow)])) continue;
+      const SimgridRouteEnds& ends = platform_.routes[flow_route_[static_cast<std::size_t>(flow)]];
+      auto comm = sg4::Comm::sendto_init(ends.from, ends.to)
+                      ->set_payload_size(static_cast<std::uint64_t>(std::max(1.0, std::round(s->second))));
+      suspended_.erase(s);
+      background_[flow]->cancel();  // the suspended one, done with
+      comm->start();
+      background_[flow] = comm;
+      active_.push_back(comm);
+      active_task_.push_back(flow_task_[static_cast<std::size_t>(flow)]);
+      active_flow_.push_back(flow);
     }
   }
 
@@ -151,6 +177,16 @@ class Controller {
     active_task_.push_back(id);
     active_flow_.push_back(flow);
     ++outstanding_[id];
+  }
+
+  /// Stops waiting on active_[idx] (its task still counts it as outstanding).
+  void untrack(std::size_t idx) {
+    active_[idx] = active_.back();
+    active_.pop_back();
+    active_task_[idx] = active_task_.back();
+    active_task_.pop_back();
+    active_flow_[idx] = active_flow_.back();
+    active_flow_.pop_back();
   }
 
   void complete_activity(std::size_t idx) {
@@ -210,6 +246,9 @@ class Controller {
   std::map<LinkId, std::int64_t> foreground_on_;        ///< foreground flows in progress per link
   std::map<LinkId, std::vector<std::int64_t>> background_on_;  ///< background flows in progress per link
   std::map<std::int64_t, sg4::CommPtr> background_;
+  std::map<std::int64_t, double> suspended_;  ///< suspended background flows: bytes they have left
+  std::vector<std::size_t> flow_route_;       ///< per started flow, its route
+  std::vector<TaskId> flow_task_;             ///< per started flow, its task
   std::multimap<double, TaskId> timers_;
   std::size_t done_ = 0;
 };

@@ -1,25 +1,363 @@
 #include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <deque>
+#include <limits>
+#include <queue>
+#include <stdexcept>
+#include <unordered_map>
+#include <vector>
 
 #include "sim/exec/executor.hpp"
 
 namespace strata {
 
-TaskTimes run_list_schedule(const TaskDag& dag, const TaskCosts& costs) {
-  // TaskDag::add only accepts dependencies on earlier tasks and streams run in insertion order, so
-  // insertion order is a topological order (the tests check it with Boost.Graph).
-  const auto stream_prev = stream_predecessors(dag);
-  TaskTimes times;
-  times.start.assign(dag.tasks.size(), 0.0);
-  times.finish.assign(dag.tasks.size(), 0.0);
-  for (TaskId id = 0; id < dag.tasks.size(); ++id) {
-    const Task& t = dag.tasks[id];
-    double start = 0.0;
-    for (TaskId d : t.deps) start = std::max(start, times.finish[d]);
-    for (TaskId p : stream_prev[id]) start = std::max(start, times.finish[p]);
-    times.start[id] = start;
-    times.finish[id] = start + costs.uncontended_seconds(id, t);
+namespace {
+
+/// The screening executor. It follows the DES's rules on the same DAG (a task starts when its
+/// dependencies and streams are free; its flows start together after its latency; concurrent flows
+/// share each link max-min fairly; a background flow runs only while no foreground flow is on one
+/// of its links; compute kernels that overlap on one GPU share it), but as a fluid model in the
+/// calling process: no SimGrid engine, no platform to build, no child process. After each event
+/// only the activities connected to the links it touched get new rates (progressive filling, as
+/// SimGrid's max-min solver does for the whole system), so an event costs what its neighbourhood
+/// holds, not what the cluster holds. docs/architecture.md argues the choice.
+class FluidScheduler {
+ public:
+  FluidScheduler(const TaskDag& dag, const TaskCosts& costs) : dag_(dag), costs_(costs) {
+    const auto n = dag.tasks.size();
+    const auto stream_prev = stream_predecessors(dag);
+    pending_.assign(n, 0);
+    std::vector<std::uint32_t> count(n + 1, 0);
+    for (TaskId id = 0; id < n; ++id) {
+      for (TaskId d : dag.tasks[id].deps) ++count[d + 1];
+      for (TaskId p : stream_prev[id]) ++count[p + 1];
+      pending_[id] = static_cast<std::uint32_t>(dag.tasks[id].deps.size() + stream_prev[id].size());
+    }
+    for (std::size_t i = 1; i <= n; ++i) count[i] += count[i - 1];
+    succ_offset_ = count;
+    succ_.resize(count[n]);
+    for (TaskId id = 0; id < n; ++id) {
+      for (TaskId d : dag.tasks[id].deps) succ_[count[d]++] = id;
+      for (TaskId p : stream_prev[id]) succ_[count[p]++] = id;
+    }
+    outstanding_.assign(n, 0);
+    times_.start.assign(n, 0.0);
+    times_.finish.assign(n, 0.0);
+
+    // Resources: every link a flow uses (bytes/s) and every simulated GPU (seconds of kernel work
+    // per second).
+    for (const auto& [link, bandwidth] : costs.used_links()) {
+      link_index_.emplace(link, static_cast<std::uint32_t>(resources_.size()));
+      resources_.emplace_back().capacity = bandwidth;
+    }
+    std::int64_t top = 0;
+    for (const auto& [rank, group] : dag.represents) top = std::max(top, rank);
+    gpu_index_.assign(static_cast<std::size_t>(top) + 1, kNone);
+    for (const auto& [rank, group] : dag.represents) {
+      gpu_index_[static_cast<std::size_t>(rank)] = static_cast<std::uint32_t>(resources_.size());
+      resources_.emplace_back().capacity = 1.0;
+    }
   }
-  return times;
-}
+
+  TaskTimes run() {
+    const std::size_t n = dag_.tasks.size();
+    for (TaskId id = 0; id < n; ++id)
+      if (pending_[id] == 0) ready_.push_back(id);
+    while (true) {
+      while (!ready_.empty()) {
+        const TaskId id = ready_.front();
+        ready_.pop_front();
+        start(id);
+      }
+      if (!dirty_.empty()) share();
+      if (done_ == n) break;
+      while (!completions_.empty() && stale(completions_.top())) completions_.pop();
+      const double next_timer = timers_.empty() ? kInf : timers_.top().at;
+      const double next_completion = completions_.empty() ? kInf : completions_.top().at;
+      if (next_timer == kInf && next_completion == kInf)
+        throw std::logic_error("screening executor stalled: tasks wait on each other");
+      now_ = std::min(next_timer, next_completion);
+      while (!timers_.empty() && timers_.top().at <= now_) {
+        const TaskId id = timers_.top().task;
+        timers_.pop();
+        start_flows(id);
+      }
+      while (!completions_.empty() && completions_.top().at <= now_) {
+        const Event e = completions_.top();
+        completions_.pop();
+        if (!stale(e)) complete(e.activity);
+      }
+    }
+    return std::move(times_);
+  }
+
+ private:
+  static constexpr double kInf = std::numeric_limits<double>::infinity();
+  static constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
+
+  struct Use {
+    std::uint32_t resource;
+    std::uint32_t weight;  ///< how often the route crosses the link (SimGrid charges each crossing)
+  };
+  struct Activity {
+    double remaining = 0.0;  ///< bytes, or seconds of kernel work
+    double rate = 0.0;
+    double since = 0.0;  ///< when `remaining` was last brought up to date
+    TaskId task = 0;
+    std::uint32_t first_use = 0, uses = 0;
+    std::uint32_t version = 0;  ///< bumped when its rate changes: older completion events are stale
+    std::uint32_t seen = 0;
+    bool background = false;
+    bool done = false;
+    bool fixed = false;
+  };
+  struct Resource {
+    double capacity = 0.0;
+    std::vector<std::uint32_t> active;  ///< activities in progress on it (suspended included)
+    std::uint32_t foreground = 0;       ///< foreground flows in progress on it
+    std::uint32_t seen = 0;
+    bool dirty = false;
+    double left = 0.0;         ///< progressive filling: capacity not yet given out
+    std::uint64_t weight = 0;  ///< progressive filling: crossings of activities without a rate yet
+  };
+  struct Event {
+    double at;
+    std::uint32_t activity;
+    std::uint32_t version;
+    bool operator>(const Event& o) const { return at != o.at ? at > o.at : activity > o.activity; }
+  };
+  struct Timer {
+    double at;
+    std::uint64_t order;
+    TaskId task;
+    bool operator>(const Timer& o) const { return at != o.at ? at > o.at : order > o.order; }
+  };
+
+  bool stale(const Event& e) const {
+    const Activity& a = activities_[e.activity];
+    return a.done || a.version != e.version;
+  }
+
+  void start(TaskId id) {
+    const Task& t = dag_.tasks[id];
+    times_.start[id] = now_;
+    if (t.flows.empty()) {
+      const double seconds = costs_.compute_seconds(t);
+      if (seconds <= 0.0) return finish(id);
+      if (TaskCosts::on_host(t)) return add_timer(now_ + seconds, id);  // a fixed share of the host CPUs
+      const std::uint32_t gpu = gpu_index_.at(static_cast<std::size_t>(t.rank()));
+      if (gpu == kNone) throw std::logic_error("compute task on a rank the DAG does not simulate");
+      uses_.push_back({gpu, 1});
+      add_activity(id, seconds, false, 1);
+      return;
+    }
+    const double latency = costs_.latency_seconds(id);
+    if (latency > 0.0) add_timer(now_ + latency, id);
+    else start_flows(id);
+  }
+
+  void start_flows(TaskId id) {
+    for (const RoutedFlow& f : costs_.flows(id)) {
+      if (f.bytes <= 0.0) continue;
+      const auto first = uses_.size();
+      for (LinkId l : f.links) {
+        const std::uint32_t r = link_index_.at(l);
+        auto it = std::find_if(uses_.begin() + static_cast<std::ptrdiff_t>(first), uses_.end(),
+                               [r](const Use& u) { return u.resource == r; });
+        if (it != uses_.end()) ++it->weight;
+        else uses_.push_back({r, 1});
+      }
+      const auto count = static_cast<std::uint32_t>(uses_.size() - first);
+      if (count == 0) continue;  // no link to cross: the bytes arrive at once
+      if (!f.background)
+        for (std::size_t u = first; u < uses_.size(); ++u) ++resources_[uses_[u].resource].foreground;
+      add_activity(id, f.bytes, f.background, count);
+    }
+    if (outstanding_[id] == 0) finish(id);
+  }
+
+  /// An activity over the last `count` entries of uses_.
+  void add_activity(TaskId id, double amount, bool background, std::uint32_t count) {
+    Activity a;
+    a.remaining = amount;
+    a.since = now_;
+    a.task = id;
+    a.first_use = static_cast<std::uint32_t>(uses_.size() - count);
+    a.uses = count;
+    a.background = background;
+    const auto index = static_cast<std::uint32_t>(activities_.size());
+    // Alone on every resource it crosses (the common case: a kernel on its GPU, a copy on idle links),
+    // it shares with no one and changes no one's rate: its own rate is its bottleneck's, no
+    // re-sharing needed.
+    bool alone = true;
+    double rate = kInf;
+    for (std::uint32_t u = a.first_use; u < a.first_use + count; ++u) {
+      const Resource& r = resources_[uses_[u].resource];
+      alone = alone && r.active.empty();
+      rate = std::min(rate, r.capacity / static_cast<double>(uses_[u].weight));
+    }
+    if (alone) {
+      a.rate = rate;
+      completions_.push({std::isinf(rate) ? now_ : now_ + a.remaining / rate, index, a.version});
+    }
+    activities_.push_back(a);
+    for (std::uint32_t u = a.first_use; u < a.first_use + count; ++u) {
+      resources_[uses_[u].resource].active.push_back(index);
+      if (!alone) mark(uses_[u].resource);
+    }
+    ++outstanding_[id];
+  }
+
+  void complete(std::uint32_t index) {
+    Activity& a = activities_[index];
+    a.done = true;
+    a.remaining = 0.0;
+    for (std::uint32_t u = a.first_use; u < a.first_use + a.uses; ++u) {
+      Resource& r = resources_[uses_[u].resource];
+      auto it = std::find(r.active.begin(), r.active.end(), index);
+      *it = r.active.back();
+      r.active.pop_back();
+      if (!a.background) --r.foreground;
+      if (!r.active.empty()) mark(uses_[u].resource);  // those left on it get its share
+    }
+    if (--outstanding_[a.task] == 0) finish(a.task);
+  }
+
+  void finish(TaskId id) {
+    times_.finish[id] = now_;
+    ++done_;
+    for (std::uint32_t s = succ_offset_[id]; s < succ_offset_[id + 1]; ++s)
+      if (--pending_[succ_[s]] == 0) ready_.push_back(succ_[s]);
+  }
+
+  void add_timer(double at, TaskId id) { timers_.push({at, timer_order_++, id}); }
+
+  void mark(std::uint32_t r) {
+    if (!resources_[r].dirty) {
+      resources_[r].dirty = true;
+      dirty_.push_back(r);
+    }
+  }
+
+  bool suspended(const Activity& a) const {
+    if (!a.background) return false;
+    for (std::uint32_t u = a.first_use; u < a.first_use + a.uses; ++u)
+      if (resources_[uses_[u].resource].foreground > 0) return true;
+    return false;
+  }
+
+  /// New max-min rates for every activity connected (through shared resources) to a resource an
+  /// event touched; the others keep theirs.
+  void share() {
+    ++epoch_;
+    component_resources_.clear();
+    component_activities_.clear();
+    for (std::uint32_t r : dirty_) {
+      resources_[r].dirty = false;
+      if (resources_[r].seen != epoch_) {
+        resources_[r].seen = epoch_;
+        component_resources_.push_back(r);
+      }
+    }
+    dirty_.clear();
+    for (std::size_t i = 0; i < component_resources_.size(); ++i) {
+      for (std::uint32_t index : resources_[component_resources_[i]].active) {
+        Activity& a = activities_[index];
+        if (a.seen == epoch_) continue;
+        a.seen = epoch_;
+        component_activities_.push_back(index);
+        for (std::uint32_t u = a.first_use; u < a.first_use + a.uses; ++u) {
+          Resource& r = resources_[uses_[u].resource];
+          if (r.seen != epoch_) {
+            r.seen = epoch_;
+            component_resources_.push_back(uses_[u].resource);
+          }
+        }
+      }
+    }
+    for (std::uint32_t r : component_resources_) {
+      resources_[r].left = resources_[r].capacity;
+      resources_[r].weight = 0;
+    }
+    std::size_t unfixed = 0;
+    for (std::uint32_t index : component_activities_) {
+      Activity& a = activities_[index];
+      // An infinite rate (a test's infinitely fast link) finishes at once: no inf * 0.
+      a.remaining = std::isinf(a.rate) ? 0.0 : std::max(0.0, a.remaining - a.rate * (now_ - a.since));
+      a.since = now_;
+      a.rate = 0.0;
+      a.fixed = suspended(a);
+      if (a.fixed) continue;
+      ++unfixed;
+      for (std::uint32_t u = a.first_use; u < a.first_use + a.uses; ++u)
+        resources_[uses_[u].resource].weight += uses_[u].weight;
+    }
+    // Progressive filling: the resource with the smallest fair share fixes the rate of every
+    // activity on it that has none yet, which takes that rate from their other resources.
+    while (unfixed > 0) {
+      std::uint32_t bottleneck = kNone;
+      double share = kInf;
+      for (std::uint32_t r : component_resources_) {
+        const Resource& res = resources_[r];
+        if (res.weight == 0) continue;
+        const double s = std::max(0.0, res.left) / static_cast<double>(res.weight);
+        if (s < share) {  // an infinite share never wins: it is nobody's bottleneck
+          share = s;
+          bottleneck = r;
+        }
+      }
+      if (bottleneck == kNone) {
+        // Only infinite capacities left (share inf on each): every remaining activity is unbounded.
+        for (std::uint32_t index : component_activities_) {
+          Activity& a = activities_[index];
+          if (!a.fixed) a.rate = kInf, a.fixed = true;
+        }
+        break;
+      }
+      for (std::uint32_t index : resources_[bottleneck].active) {
+        Activity& a = activities_[index];
+        if (a.fixed) continue;
+        a.fixed = true;
+        a.rate = share;
+        --unfixed;
+        for (std::uint32_t u = a.first_use; u < a.first_use + a.uses; ++u) {
+          Resource& res = resources_[uses_[u].resource];
+          res.left -= share * uses_[u].weight;
+          res.weight -= uses_[u].weight;
+        }
+      }
+    }
+    for (std::uint32_t index : component_activities_) {
+      Activity& a = activities_[index];
+      ++a.version;
+      if (a.rate > 0.0) completions_.push({std::isinf(a.rate) ? now_ : now_ + a.remaining / a.rate, index, a.version});
+      else if (a.remaining <= 0.0) completions_.push({now_, index, a.version});
+    }
+  }
+
+  const TaskDag& dag_;
+  const TaskCosts& costs_;
+  TaskTimes times_;
+  double now_ = 0.0;
+  std::size_t done_ = 0;
+  std::vector<std::uint32_t> pending_, outstanding_;
+  std::vector<std::uint32_t> succ_offset_, succ_;
+  std::deque<TaskId> ready_;
+  std::unordered_map<LinkId, std::uint32_t> link_index_;
+  std::vector<std::uint32_t> gpu_index_;
+  std::vector<Resource> resources_;
+  std::vector<Activity> activities_;
+  std::vector<Use> uses_;
+  std::vector<std::uint32_t> dirty_, component_resources_, component_activities_;
+  std::uint32_t epoch_ = 0;
+  std::priority_queue<Event, std::vector<Event>, std::greater<>> completions_;
+  std::priority_queue<Timer, std::vector<Timer>, std::greater<>> timers_;
+  std::uint64_t timer_order_ = 0;
+};
+
+}  // namespace
+
+TaskTimes run_list_schedule(const TaskDag& dag, const TaskCosts& costs) { return FluidScheduler(dag, costs).run(); }
 
 }  // namespace strata

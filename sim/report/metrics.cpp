@@ -526,6 +526,28 @@ std::vector<Metric> build_table() {
               if (!tiered) return std::nullopt;
               return json(to_string(tiered->drain));
             }));
+  // MLPerf Storage's checkpointing definitions (Submission_guidelines.md §2.2.3; DLIO's statscounter;
+  // docs/references.md, MLPerf Storage checkpointing): duration = the slowest rank's, here the save
+  // until every byte is durable and the restore of every rank at once; throughput = the whole
+  // checkpoint's bytes / duration; sizes in 1024^3 bytes, which the benchmark's summary labels "GB"
+  // (checkpoint_size_GB) and its log "GiB". Only for strategies that write checkpoints.
+  auto mlperf = [](const char* key, U unit, const char* meaning, auto f) {
+    return maybe(key, unit, P::checkpoint, meaning, [f](const ReportInputs& in) -> std::optional<json> {
+      if (!behaviour(S(in).checkpoint.strategy).writes_checkpoints) return std::nullopt;
+      return f(Ck(in));
+    });
+  };
+  auto rate = [](double gib, double seconds) { return seconds > 0.0 ? json(gib / seconds) : json(nullptr); };
+  add(mlperf("checkpoint.mlperf.size_gib", U::gib, "MLPerf Storage: checkpoint size in GiB",
+             [](const CheckpointResult& c) { return json(c.size_bytes / kGiB); }));
+  add(mlperf("checkpoint.mlperf.save_duration_s", U::seconds, "MLPerf Storage: save duration (slowest rank, until durable)",
+             [](const CheckpointResult& c) { return json(c.persist_s); }));
+  add(mlperf("checkpoint.mlperf.save_throughput_gib_per_s", U::gib_per_s, "MLPerf Storage: size / save duration",
+             [rate](const CheckpointResult& c) { return rate(c.size_bytes / kGiB, c.persist_s); }));
+  add(mlperf("checkpoint.mlperf.load_duration_s", U::seconds, "MLPerf Storage: load duration (every rank at once)",
+             [](const CheckpointResult& c) { return json(c.restore_s); }));
+  add(mlperf("checkpoint.mlperf.load_throughput_gib_per_s", U::gib_per_s, "MLPerf Storage: size / load duration",
+             [rate](const CheckpointResult& c) { return rate(c.size_bytes / kGiB, c.restore_s); }));
   auto recovery = [](auto f) {
     return [f](const ReportInputs& in) {
       MetricValues out;
@@ -673,6 +695,8 @@ std::string unit_name(MetricUnit unit) {
     case U::tokens_per_s: return "tokens/s";
     case U::samples_per_s: return "samples/s";
     case U::tflops_per_s: return "TFLOP/s";
+    case U::gib: return "GiB";
+    case U::gib_per_s: return "GiB/s";
     case U::flops: return "FLOP";
     case U::iterations: return "iterations";
     case U::index: return "index";
@@ -692,6 +716,8 @@ std::string format_metric(MetricUnit unit, double v) {
     case U::tokens_per_s: return format_count(v) + " tokens/s";
     case U::samples_per_s: return unsigned_zero(fmt::format("{:.4g} samples/s", v));
     case U::tflops_per_s: return unsigned_zero(fmt::format("{:.1f} TFLOP/s", v));
+    case U::gib: return unsigned_zero(fmt::format("{:.2f} GiB", v));
+    case U::gib_per_s: return unsigned_zero(fmt::format("{:.2f} GiB/s", v));
     case U::flops: return format_count(v) + " FLOP";
     case U::iterations: return unsigned_zero(fmt::format("{:.0f} iterations", v));
     case U::index: return fmt::format("{:.0f}", v);

@@ -28,6 +28,8 @@ enum class MetricUnit {
   tokens_per_s,
   samples_per_s,
   tflops_per_s,  ///< 1e12 FLOP/s
+  gib,           ///< 1024^3 bytes, where a benchmark's own definition counts in GiB (MLPerf Storage)
+  gib_per_s,     ///< 1024^3 bytes per second, likewise
   flops,
   iterations,
   index,         ///< a rank, node or stage number

@@ -70,8 +70,8 @@ int advise_command(const FolderCatalog& catalog, const AdviseOptions& o) {
               "recomputation; offload where optimizer states live; checkpoint strategy and interval in iterations; "
               "iteration the steady-state iteration time; tokens/s for the whole cluster; MFU model FLOPs "
               "utilisation; HBM peak per GPU; why the reason for its rank\n");
-  std::printf("objective %s; %lld configurations generated (%lld invalid, %lld do not fit), %lld screened "
-              "contention-free, %lld simulated with the DES, %lld checkpoint trials; %.1f s\n",
+  std::printf("objective %s; %lld configurations generated (%lld invalid, %lld do not fit), %lld screened, "
+              "%lld simulated with the DES, %lld checkpoint trials; %.1f s\n",
               o.objective.c_str(), static_cast<long long>(a.generated), static_cast<long long>(a.invalid),
               static_cast<long long>(a.too_big), static_cast<long long>(a.screened),
               static_cast<long long>(a.confirmed), static_cast<long long>(a.checkpoint_trials), a.seconds);

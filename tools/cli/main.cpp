@@ -55,7 +55,7 @@ int main(int argc, char** argv) {
       ->allow_extra_args(false);
   run_cmd->add_option("--json", run.json_out, "write the JSON report to FILE, or - for stdout");
   run_cmd->add_flag("-q,--quiet", run.quiet, "no summary table");
-  run_cmd->add_option("--executor", run.executor, "des (SimGrid, bandwidth sharing) or list (contention-free)")
+  run_cmd->add_option("--executor", run.executor, "des (SimGrid, bandwidth sharing) or list (screening: the same sharing, in process)")
       ->check(CLI::IsMember({"des", "list"}));
   run_cmd->add_flag("--no-fold", run.no_fold, "simulate every rank instead of one per group of identical ranks");
   run_cmd->add_option("--html", run.html_out, "write a self-contained HTML report with plots to FILE");
@@ -74,7 +74,7 @@ int main(int argc, char** argv) {
   sweep_cmd->add_option("-j,--jobs", sweep.jobs, "worker processes (default: one per core)")
       ->check(CLI::Range(1, 1024));
   sweep_cmd->add_option("--shard", sweep.shard, "run only shard i of N (whole families of points that share a training run, balanced by expected cost), e.g. 2/8");
-  sweep_cmd->add_option("--executor", sweep.executor, "des, or list to screen fast without contention")
+  sweep_cmd->add_option("--executor", sweep.executor, "des, or list to screen fast (the same bandwidth sharing, in process)")
       ->check(CLI::IsMember({"des", "list"}));
   sweep_cmd->add_option("--checkpoint-window", sweep.checkpoint_window, kCheckpointWindowHelp)
       ->check(CLI::Range(1, 64));
