@@ -68,6 +68,7 @@ TEST_CASE("ZeRO-Offload step on an idle platform: gradients down, CPU Adam, weig
   const double inf = std::numeric_limits<double>::infinity();
   sc.hardware.gpu.peak[sc.training.precision].value = inf;
   sc.hardware.gpu.hbm_bandwidth.value = inf;
+  sc.hardware.kernels = KernelSpec{};  // the roofline: no per-kernel launch cost either
   const ComputeGraph graph = build_compute_graph(sc.model, {1024, 1, 2.0, true});
   const double params = total_parameters(graph);
   const double pcie = sc.hardware.pcie.bandwidth.value * sc.hardware.efficiency.pcie;

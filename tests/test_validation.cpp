@@ -27,16 +27,10 @@ double strata_metric(const strata::Scenario& sc, const strata::RunResult& r, con
   throw std::logic_error("unknown validation metric " + metric);
 }
 
-std::string unit(const std::string& metric) {
-  if (metric == "iteration_s") return "s/iteration";
-  if (metric == "tokens_per_gpu_s") return "tokens/s/GPU";
-  return "MFU";
-}
-
 std::string format_value(double v, const std::string& metric) {
-  if (metric == "mfu") return fmt::format("{:.1f} %", 100.0 * v);
-  if (metric == "iteration_s") return fmt::format("{:.2f} s", v);
-  return fmt::format("{:.0f}", v);
+  if (metric == "mfu") return fmt::format("MFU {:.1f} %", 100.0 * v);
+  if (metric == "iteration_s") return fmt::format("{:.2f} s/iteration", v);
+  return fmt::format("{:.0f} tokens/s/GPU", v);
 }
 
 /// Replaces the text between the markers (adding them, and the file, if absent); returns whether
@@ -101,8 +95,8 @@ TEST_CASE("Validation table: published training throughputs", "[validation][simu
     std::cout << fmt::format("{:<28} source {:>12} strata {:>12} error {:+7.2f}%{}\n", r.id,
                              format_value(r.measured, r.metric), format_value(r.strata, r.metric), 100.0 * e,
                              r.gap.empty() ? "" : "  (known gap)");
-    table += fmt::format("| {} | {} | {} | {} | {} | {} {} | {} | {:+.1f} %{} |\n", r.id, r.source, r.gpu, r.framework,
-                         r.configuration, format_value(r.measured, r.metric), unit(r.metric),
+    table += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {:+.1f} %{} |\n", r.id, r.source, r.gpu, r.framework,
+                         r.configuration, format_value(r.measured, r.metric),
                          format_value(r.strata, r.metric), 100.0 * e, r.gap.empty() ? "" : " (known gap: " + r.gap + ")");
     if (r.gap.empty()) {
       sum += std::fabs(e);
