@@ -108,9 +108,9 @@ TEST_CASE("Invalid scenarios give one pinned line per error", "[input]") {
       {"interleaved needs m multiple of p", with(base(), "/training/global_batch_size", 60), {},
        "inline.json: /training/global_batch_size: gives 60 micro-batches, which the interleaved schedule needs "
        "to be a multiple of pp=8"},
-      {"layers not divisible by pp·v", with(base(), "/parallelism/virtual_stages", 5), {},
-       "inline.json: /parallelism/virtual_stages: num_hidden_layers=96 is not divisible by pp·virtual_stages = "
-       "8·5 = 40"},
+      {"fewer layers than chunks", with(base(), "/parallelism/virtual_stages", 13), {},
+       "inline.json: /parallelism/virtual_stages: num_hidden_layers=96 is fewer than the model chunks "
+       "pp·virtual_stages = 8·13 = 104 (each chunk needs a layer)"},
       {"virtual stages without interleaving", with(base(), "/parallelism/schedule", "1f1b"), {},
        "inline.json: /parallelism/virtual_stages: 3 needs schedule \"interleaved\" (got \"1f1b\")"},
       {"unknown schedule", with(base(), "/parallelism/schedule", "zigzag"), {},

@@ -115,3 +115,27 @@ TEST_CASE("Every shipped scenario's task DAG, checkpoint included, is acyclic wi
     CHECK(order.size() == dag.tasks.size());
   }
 }
+
+TEST_CASE("Interleaved pipelines with layers that pp·v does not divide: Llama 3 405B, 126 layers on PP 16",
+          "[simulation][schedule]") {
+  // The Llama 3 paper (§3.3.2) runs 126 layers over 16 stages with the interleaved schedule, one
+  // layer fewer on the first and the last stage (they hold the embedding and the LM head).
+  const strata::Scenario one_f =
+      strata::test::load("llama-3.1-405b-llama3-16k", {"training.iterations=1"});
+  const strata::Scenario sc = strata::test::load(
+      "llama-3.1-405b-llama3-16k", {"training.iterations=1", "parallelism.schedule=interleaved", "parallelism.virtual_stages=4"});
+  const strata::RunResult r = strata::run_scenario(sc, {strata::ExecutorKind::list, true, false});
+  int total = 0;
+  for (const auto& c : r.partition.chunks) {
+    CHECK(c.num_layers >= 1);
+    total += c.num_layers;
+  }
+  CHECK(total == 126);
+  CHECK(r.partition.layers_on_stage(0) == 7);
+  CHECK(r.partition.layers_on_stage(15) == 7);
+  for (int s = 1; s < 15; ++s) CHECK(r.partition.layers_on_stage(s) == 8);
+  const strata::RunResult base = strata::run_scenario(one_f, {strata::ExecutorKind::list, true, false});
+  INFO("1F1B bubble " << base.simulation->throughput.bubble_fraction << ", interleaved "
+                      << r.simulation->throughput.bubble_fraction);
+  CHECK(r.simulation->throughput.bubble_fraction < 0.5 * base.simulation->throughput.bubble_fraction);
+}

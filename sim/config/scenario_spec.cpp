@@ -284,9 +284,13 @@ void check_cross_fields(Scenario& sc, ObjectReader& top, ObjectReader& tr, Objec
                 fmt::format("the interleaved schedule needs virtual_stages >= 2 (got {})", p.virtual_stages));
     else if (p.pp < 2)
       par.error("pp", fmt::format("the interleaved schedule needs pp >= 2 (got {})", p.pp));
-    else if (m.num_layers % (p.pp * p.virtual_stages) != 0)
+    // Layers need not divide evenly (Llama 3 405B: 126 layers on PP 16); the partition gives the
+    // spare layers to the middle chunks, so the chunks holding the embedding and the LM head get
+    // fewer. Each chunk needs at least one layer.
+    else if (m.num_layers < p.pp * p.virtual_stages)
       par.error("virtual_stages",
-                fmt::format("num_hidden_layers={} is not divisible by pp·virtual_stages = {}·{} = {}",
+                fmt::format("num_hidden_layers={} is fewer than the model chunks pp·virtual_stages = {}·{} = {} "
+                            "(each chunk needs a layer)",
                             m.num_layers, p.pp, p.virtual_stages, p.pp * p.virtual_stages));
   } else if (p.virtual_stages != 1) {
     par.error("virtual_stages", fmt::format("{} needs schedule \"interleaved\" (got \"{}\")",
