@@ -192,12 +192,7 @@ class Controller {
   void complete_activity(std::size_t idx) {
     const TaskId id = active_task_[idx];
     const std::int64_t flow = active_flow_[idx];
-    active_[idx] = active_.back();
-    active_.pop_back();
-    active_task_[idx] = active_task_.back();
-    active_task_.pop_back();
-    active_flow_[idx] = active_flow_.back();
-    active_flow_.pop_back();
+    untrack(idx);
     if (flow >= 0) {
       const auto& links = *flow_links_[static_cast<std::size_t>(flow)];
       if (auto bg = background_.find(flow); bg != background_.end()) {
