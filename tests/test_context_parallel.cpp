@@ -84,10 +84,10 @@ TEST_CASE("CP inputs: cp >= 1, tp·cp·pp·dp = gpus, 2·cp divides the sequence
   r = run("--set parallelism.cp=4 --set parallelism.dp=4");
   CHECK(r.code == 2);
   CHECK(r.out.find("tp·cp·pp·dp = 2·4·1·4 = 32 does not equal gpus=16") != std::string::npos);
-  r = strata_cli("run --model llama-3-8b --hardware dgx-h100 --gpus 24 --tp 1 --seq 8190 -q --set parallelism.cp=3",
+  r = strata_cli("run --model llama-3-8b --hardware dgx-h100 --gpus 24 --tp 1 --seq 8188 -q --set parallelism.cp=3",
                  "&1");
   CHECK(r.code == 2);
-  CHECK(r.out.find("/parallelism/cp: 2·cp = 6 does not divide seq_len=8190") != std::string::npos);
+  CHECK(r.out.find("/parallelism/cp: 2·cp = 6 does not divide seq_len=8188") != std::string::npos);
   // A cp that leaves the default dp fractional is named with its factors.
   r = run("--set parallelism.cp=3");
   CHECK(r.code == 2);
@@ -150,11 +150,11 @@ TEST_CASE("CP model FLOPs per rank are 1/cp of the layer's, and the ring overlap
     return f;
   };
   CHECK(flops(b.dag) == Approx(flops(a.dag) / 4.0).epsilon(1e-9));
-  // Same model FLOPs per iteration over the cluster, so MFU compares directly; the ring's exposed
-  // time is reported apart.
+  // The iteration's model FLOPs count the sequences trained: cp = 4 trains one where DP 4 trains
+  // four. The ring's exposed time is reported apart.
   const RunResult ra = run_scenario(one), rb = run_scenario(four);
   REQUIRE(rb.simulation);
-  CHECK(rb.flops_per_iteration == Approx(ra.flops_per_iteration));
+  CHECK(rb.flops_per_iteration == Approx(ra.flops_per_iteration / 4.0));
   const auto& exposed = rb.simulation->analysis.breakdown.exposed_comm;
   const double cp_exposed = exposed.count(TaskKind::cp_comm) ? exposed.at(TaskKind::cp_comm) : 0.0;
   std::cout << fmt::format("llama-3-8b s=8192 TP2: cp 1 iteration {:.4f} s; cp 4 iteration {:.4f} s, CP exposed {:.4f} s\n",
