@@ -1,6 +1,7 @@
 #include "sim/dag/layer_work.hpp"
 
 #include <algorithm>
+#include <optional>
 
 #include "sim/graph/kernel_costs.hpp"
 #include "sim/graph/memory_model.hpp"
@@ -78,7 +79,9 @@ std::vector<LayerWork> layer_work(const Scenario& sc, const ComputeGraph& graph)
     const Op& graph_op = graph[v];
     // Context parallelism: each rank's GEMMs run on s/cp tokens (the M dimension); its attention
     // runs as ring steps, timed below.
-    const Op op = cp > 1 ? rank_share(graph_op, cp) : graph_op;
+    std::optional<Op> share;
+    if (cp > 1) share = rank_share(graph_op, cp);
+    const Op& op = share ? *share : graph_op;
     LayerWork& w = work[static_cast<std::size_t>(std::clamp(op.layer, 0, L - 1))];
     const bool in_block = op.layer >= 0 && op.layer < L;
     // The router is replicated over TP (divided only by sequence parallelism); every other GEMM is
