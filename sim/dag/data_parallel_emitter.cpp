@@ -18,7 +18,9 @@ std::vector<MemoryChange> DataParallelEmitter::param_gather(int stage, const Dag
   const RankLayout& layout = ctx_.layout();
   const std::size_t lanes = ctx_.num_lanes();
   const double full = w.params * plan_.states.weights;
-  const double shard = full / static_cast<double>(layout.dp);
+  // Under EP the experts' shard comes from their expert-DP group: all_params / dp (LayerWork). The
+  // gather itself is modelled over DP on the rank's weights.
+  const double shard = (layout.ep > 1 ? w.all_params * plan_.states.weights : full) / static_cast<double>(layout.dp);
   // history holds, per earlier gather, what had run when it was issued: waiting for the entry
   // `prefetch_layers` back lets this gather overlap that many layers of compute.
   auto& history = gather_history_[static_cast<std::size_t>(stage)];
@@ -54,9 +56,15 @@ std::vector<MemoryChange> DataParallelEmitter::param_gather(int stage, const Dag
 /// Returns the reduction's last task.
 TaskId DataParallelEmitter::gradient_reduction(int stage, const DagContext::ChunkPos& pos, const LayerWork& w,
                                                const DagContext::Frontier& last) {
-  const double grads = w.params * plan_.states.gradients;
-  auto phases = dp_collective(stage, sharded() ? Collective::reduce_scatter : Collective::all_reduce, grads,
-                              TaskKind::dp_comm, pos);
+  const RankLayout& layout = ctx_.layout();
+  const Collective c = sharded() ? Collective::reduce_scatter : Collective::all_reduce;
+  const bool experts_apart = layout.ep > 1 && w.expert_params > 0.0;
+  const double grads = (experts_apart ? w.params - w.expert_params : w.params) * plan_.states.gradients;
+  auto phases = dp_collective(stage, c, grads, TaskKind::dp_comm, pos);
+  // The experts' gradients: over the dp/ep ranks holding the same experts (Megatron-Core's
+  // expert-data-parallel group); nothing to reduce when ep = dp.
+  if (experts_apart && layout.dp / layout.ep > 1)
+    phases.push_back(expert_dp_collective(stage, c, w.expert_params * plan_.states.gradients, pos));
   for (const auto& l : last) phases.front().deps.insert(phases.front().deps.end(), l.begin(), l.end());
   auto& tasks = dp_tasks_[static_cast<std::size_t>(stage)];
   for (auto& task : phases) tasks.push_back(ctx_.dag().add(std::move(task)));
@@ -127,6 +135,20 @@ std::vector<Task> DataParallelEmitter::dp_collective(int stage, Collective c, do
     out.push_back(std::move(merged));
   }
   return out;
+}
+
+Task DataParallelEmitter::expert_dp_collective(int stage, Collective c, double bytes, const DagContext::ChunkPos& pos) {
+  const RankLayout& layout = ctx_.layout();
+  Task merged = ctx_.base(TaskKind::dp_comm, Stream::dp_comm, {}, stage);
+  DagContext::set_pos(merged, pos);
+  for (const DagContext::Lane& lane : ctx_.lanes()) {
+    const std::int64_t r = ctx_.rank_of(stage, lane);
+    Task part = ring_collective(c, layout.expert_dp_group(r), {r}, bytes, TaskKind::dp_comm, Stream::dp_comm, layout);
+    merged.ranks.push_back(r);
+    merged.latency_steps = part.latency_steps;
+    merged.flows.insert(merged.flows.end(), part.flows.begin(), part.flows.end());
+  }
+  return merged;
 }
 
 }  // namespace strata

@@ -4,7 +4,8 @@
 /// reduce-scatter into shards under ZeRO / the distributed optimizer), the ZeRO-3 parameter gathers
 /// ahead of each layer's compute (with ZeRO-Infinity's fetch of offloaded shards), and the
 /// ZeRO-1/2 all-gather of the updated weights after the step. Collectives are hierarchical when
-/// whole replica groups share a node.
+/// whole replica groups share a node. Under expert parallelism the experts' gradients are reduced
+/// over their expert-data-parallel group, the dense ones over DP.
 
 #include <cstdint>
 #include <vector>
@@ -62,6 +63,8 @@ class DataParallelEmitter {
  private:
   std::vector<Task> dp_collective(int stage, Collective c, double bytes, TaskKind kind,
                                   const DagContext::ChunkPos& pos, Stream stream = Stream::dp_comm);
+  /// A flat ring over each lane's expert-data-parallel group (the dp/ep ranks holding its experts).
+  Task expert_dp_collective(int stage, Collective c, double bytes, const DagContext::ChunkPos& pos);
 
   DagContext& ctx_;
   DataParallelPlan plan_;

@@ -12,7 +12,8 @@ void OptimizerEmitter::step(int stage) {
   const StageMemory& sm = mem_.stages[static_cast<std::size_t>(stage)];
   const bool sharded = dp_.sharded();
   const double shard = sharded ? static_cast<double>(ctx_.layout().dp) : 1.0;
-  const double params = sm.parameters / shard;
+  // Sharded: dense parameters over dp, experts over expert-DP, all_parameters / dp (StageMemory).
+  const double params = (sharded ? sm.all_parameters : sm.parameters) / shard;
   auto& last = ctx_.last(stage);
   DagContext::Frontier deps = last;
   const auto& dp = dp_.reductions(stage);

@@ -9,6 +9,7 @@
 #include "sim/config/checkpoint_policy.hpp"
 #include "sim/dag/checkpoint_emitter.hpp"
 #include "sim/dag/dag_context.hpp"
+#include "sim/dag/expert_parallel_emitter.hpp"
 #include "sim/dag/data_loading_emitter.hpp"
 #include "sim/dag/data_parallel_emitter.hpp"
 #include "sim/dag/layer_work.hpp"
@@ -23,7 +24,7 @@
 namespace strata {
 
 RankLayout rank_layout(const Scenario& sc) {
-  return {sc.parallelism.tp, sc.parallelism.pp, sc.parallelism.dp, sc.hardware.gpus_per_node};
+  return {sc.parallelism.tp, sc.parallelism.pp, sc.parallelism.dp, sc.hardware.gpus_per_node, sc.parallelism.ep};
 }
 
 namespace {
@@ -49,7 +50,8 @@ class DagBuilder {
         ctx_(rank_layout(sc), opt.fold, part.stages, sc.memory.offload.gpudirect),
         pipeline_(ctx_, part, hidden_bytes_),
         tp_(ctx_, hidden_bytes_),
-        recompute_(ctx_, tp_, sc.memory.recompute),
+        ep_(ctx_),
+        recompute_(ctx_, tp_, ep_, sc.memory.recompute),
         dp_(ctx_, data_parallel_plan(sc), part.stages),
         offload_(ctx_, sc.memory.offload, states_, near_storage_, dp_.optimizer_shards(), work_),
         optimizer_(ctx_, {sc.memory.offload.optimizer, sc.memory.offload.params, sc.memory.offload.delayed_update,
@@ -162,7 +164,7 @@ class DagBuilder {
             ctx_.per_lane(stage, TaskKind::forward, pos, {w.fwd_flops, w.fwd_bytes, w.fwd_s}, alloc,
                                  gathered_release, last);
         offload_.after_forward(stage, pos, w, ids);
-        last = tp_.collectives(stage, w.tp_fwd, pos, ids);
+        last = ep_.all_to_alls(stage, w.ep_fwd, w.ep_bytes, pos, tp_.collectives(stage, w.tp_fwd, pos, ids));
         continue;
       }
       offload_.before_backward(k, last);
@@ -170,7 +172,7 @@ class DagBuilder {
       release.insert(release.end(), gathered_release.begin(), gathered_release.end());
       recompute_.before_backward(stage, pos, w, last, release);
       auto ids = ctx_.per_lane(stage, TaskKind::backward, pos, {w.bwd_flops, w.bwd_bytes, w.bwd_s}, {}, release, last);
-      last = tp_.collectives(stage, w.tp_bwd, pos, ids);
+      last = ep_.all_to_alls(stage, w.ep_bwd, w.ep_bytes, pos, tp_.collectives(stage, w.tp_bwd, pos, ids));
       offload_.after_backward(stage, k, ids);
       // ZeRO-2/3 reduce-scatter every micro-batch into their gradient partitions; otherwise the
       // accumulated gradients are reduced once, after the last micro-batch.
@@ -203,6 +205,7 @@ class DagBuilder {
   DagContext ctx_;
   PipelineEmitter pipeline_;
   TensorParallelEmitter tp_;
+  ExpertParallelEmitter ep_;
   RecomputeEmitter recompute_;
   DataParallelEmitter dp_;
   OffloadEmitter offload_;
@@ -252,7 +255,8 @@ std::vector<double> checkpoint_bytes_per_rank(const Scenario& sc, const MemoryEs
   const bool near = behaviour(sc.checkpoint.strategy).optimizer_on_ssd;
   std::vector<double> out;
   for (const auto& sm : memory.stages)
-    out.push_back(sm.parameters * ((near ? 0.0 : b.weights) + b.optimizer) / static_cast<double>(sc.parallelism.dp));
+    // Dense states divided over the DP replicas, experts' over their expert-DP replicas: all/dp.
+    out.push_back(sm.all_parameters * ((near ? 0.0 : b.weights) + b.optimizer) / static_cast<double>(sc.parallelism.dp));
   return out;
 }
 

@@ -58,7 +58,14 @@ std::string summary_table(const Scenario& sc, const RunResult& r) {
                    sc.model.num_layers));
   line(fmt::format("hardware   {} × {} GPUs ({} node(s) of {}), HBM {}", sc.hardware.name, sc.gpus, sc.nodes,
                    sc.hardware.gpus_per_node, format_bytes(sc.hardware.gpu.hbm.value)));
-  line(fmt::format("parallel   TP {} · PP {} · DP {}{}, {} schedule, {} micro-batches", p.tp, p.pp, p.dp,
+  std::string ep;
+  if (p.ep > 1) {
+    const MoeSpec& moe = sc.training.moe;
+    ep = fmt::format(" (EP {}: {} experts per GPU, load imbalance {:.2f}{})", p.ep, sc.model.num_experts / p.ep,
+                     moe.load_imbalance,
+                     moe.capacity_factor > 0.0 ? fmt::format(", capacity factor {:.2f}", moe.capacity_factor) : "");
+  }
+  line(fmt::format("parallel   TP {} · PP {} · DP {}{}{}, {} schedule, {} micro-batches", p.tp, p.pp, p.dp, ep,
                    p.sequence_parallel ? " + SP" : "", to_string(p.schedule), sc.num_microbatches()));
   line(fmt::format("framework  {} (gradient reduction {}, attention {})", to_string(sc.training.framework),
                    sc.training.behaviour.overlap_grad_reduce ? "overlapped" : "after each backward, not overlapped",
@@ -121,12 +128,13 @@ std::string summary_table(const Scenario& sc, const RunResult& r) {
       auto it = b.exposed_comm.find(k);
       return it == b.exposed_comm.end() ? 0.0 : it->second;
     };
-    line(fmt::format("{:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}", "time", "compute", "recompute",
-                     "TP comm", "PP comm", "DP comm", "ZeRO-3", "offload", "bubble"));
-    line(fmt::format("{:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}", "share", pct(b.compute),
+    line(fmt::format("{:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}{}", "time", "compute", "recompute",
+                     "TP comm", "PP comm", "DP comm", "ZeRO-3", "offload", "bubble",
+                     p.ep > 1 ? fmt::format(" {:>9}", "EP a2a") : ""));
+    line(fmt::format("{:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}{}", "share", pct(b.compute),
                      pct(b.recompute), pct(exposed(TaskKind::tp_comm)), pct(exposed(TaskKind::pp_transfer)),
                      pct(exposed(TaskKind::dp_comm)), pct(exposed(TaskKind::param_gather)), pct(b.exposed_offload()),
-                     pct(b.bubble)));
+                     pct(b.bubble), p.ep > 1 ? fmt::format(" {:>9}", pct(exposed(TaskKind::ep_comm))) : ""));
   }
   if (r.data) {
     const double stall = r.data->stall_s;
