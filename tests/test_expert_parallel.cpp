@@ -187,7 +187,7 @@ TEST_CASE("parallelism.ep is checked against dp, the experts and the model", "[e
   };
   const std::vector<Case> cases = {
       {"--set parallelism.ep=3", "/parallelism/ep: 3 does not divide num_local_experts=8"},
-      {"--set parallelism.ep=4 --set parallelism.dp=2 --set parallelism.pp=4 --set parallelism.tp=4",
+      {"--set nodes=4 --set parallelism.ep=4 --set parallelism.dp=2 --set parallelism.pp=4 --set parallelism.tp=4",
        "/parallelism/ep: 4 does not divide dp=2"},
   };
   for (const Case& c : cases) {
