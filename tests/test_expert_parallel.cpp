@@ -11,6 +11,8 @@
 #include "sim/dag/training_dag.hpp"
 #include "sim/exec/executor.hpp"
 #include "sim/exec/task_costs.hpp"
+#include "sim/graph/expert_sharding.hpp"
+#include "sim/graph/kernel_costs.hpp"
 #include "sim/graph/memory_model.hpp"
 #include "sim/graph/pipeline_partition.hpp"
 #include "sim/platform/platform_layout.hpp"
@@ -204,4 +206,34 @@ TEST_CASE("parallelism.ep is checked against dp, the experts and the model", "[e
   INFO(dense.out);
   CHECK(dense.code == 2);
   CHECK(dense.out.find("/parallelism/ep: 2 needs a mixture-of-experts model") != std::string::npos);
+}
+
+TEST_CASE("Grouped GEMM under EP: num_experts/ep experts of ep× the rows, times the pace factor", "[ep][kernels]") {
+  const Built b = build({});
+  const ModelSpec& m = b.sc.model;
+  int seen = 0;
+  for (auto v : boost::make_iterator_range(boost::vertices(b.graph))) {
+    const Op& op = b.graph[v];
+    if (op.kind != OpKind::experts || op.layer != 0) continue;
+    ++seen;
+    const Op one = expert_shard(op, 1, 1.5);  // without EP nothing changes: every rank computes the same tokens
+    CHECK(one.gemms.front().m == op.gemms.front().m);
+    CHECK(one.forward_flops == op.forward_flops);
+    const Op shard = expert_shard(op, 8, 1.5);
+    REQUIRE(shard.gemms.size() == op.gemms.size());
+    // One expert per rank: it sees the EP group's tokens routed to it, 8·s·b·k/8 = s·b·k, ×1.5.
+    CHECK(shard.gemms.front().count == Approx(op.gemms.front().count / 8.0));
+    CHECK(shard.gemms.front().m ==
+          Approx(1.5 * static_cast<double>(b.sc.training.seq_len * m.experts_per_token)));
+    CHECK(shard.forward_flops == Approx(1.5 * op.forward_flops));
+    CHECK(shard.params() == Approx(op.params() / 8.0));
+  }
+  CHECK(seen == 2);  // up (with gate) and down
+  // The kernel model prices the taller per-expert GEMMs: never slower per FLOP than 8 short ones.
+  const KernelCosts kernels(b.sc.hardware, b.sc.training.precision, b.sc.training.behaviour.attention);
+  const double h = static_cast<double>(m.hidden_size), I = static_cast<double>(m.intermediate_size);
+  const double tokens = static_cast<double>(b.sc.training.seq_len * m.experts_per_token);
+  const double grouped = kernels.gemm_seconds(tokens / 8.0, 2.0 * I, h, 8.0);  // 8 experts on one rank
+  const double sharded = kernels.gemm_seconds(tokens, 2.0 * I, h, 1.0);       // one expert, EP 8
+  CHECK(sharded <= grouped * (1.0 + 1e-12));
 }
