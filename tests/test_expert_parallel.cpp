@@ -189,8 +189,11 @@ TEST_CASE("parallelism.ep is checked against dp, the experts and the model", "[e
   };
   const std::vector<Case> cases = {
       {"--set parallelism.ep=3", "/parallelism/ep: 3 does not divide num_local_experts=8"},
-      {"--set nodes=4 --set parallelism.ep=4 --set parallelism.dp=2 --set parallelism.pp=4 --set parallelism.tp=4",
+      {"--set nodes=4 --set parallelism.ep=4 --set parallelism.dp=2 --set parallelism.pp=4 --set parallelism.tp=4 "
+       "--set parallelism.sequence_parallel=true",
        "/parallelism/ep: 4 does not divide dp=2"},
+      {"--set nodes=8 --set parallelism.ep=4 --set parallelism.dp=4 --set parallelism.pp=4 --set parallelism.tp=4",
+       "/parallelism/sequence_parallel: must be true with ep=4 and tp=4"},
   };
   for (const Case& c : cases) {
     const auto out = test::strata_cli("run " + test::source_path("scenarios/mixtral-8x7b-ep-h100.json").string() +

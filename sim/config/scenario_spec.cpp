@@ -305,6 +305,11 @@ void check_cross_fields(Scenario& sc, ObjectReader& top, ObjectReader& tr, Objec
     if (p.dp % p.ep != 0)
       par.error("ep", fmt::format("{} does not divide dp={} (expert parallelism is carved out of data "
                                   "parallelism)", p.ep, p.dp));
+    // Megatron-Core's MoE guide: with expert and tensor parallelism, sequence parallelism must be on
+    // (each TP rank dispatches its own sequence shard).
+    if (p.tp > 1 && !p.sequence_parallel)
+      par.error("sequence_parallel", fmt::format("must be true with ep={} and tp={} (Megatron-Core's MoE layers "
+                                                 "need sequence parallelism with EP and TP)", p.ep, p.tp));
   }
   if (p.schedule == Schedule::interleaved) {
     if (p.virtual_stages < 2)
