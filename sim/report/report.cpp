@@ -65,8 +65,8 @@ std::string summary_table(const Scenario& sc, const RunResult& r) {
                      moe.load_imbalance,
                      moe.capacity_factor > 0.0 ? fmt::format(", capacity factor {:.2f}", moe.capacity_factor) : "");
   }
-  line(fmt::format("parallel   TP {} · PP {} · DP {}{}{}, {} schedule, {} micro-batches", p.tp, p.pp, p.dp, ep,
-                   p.sequence_parallel ? " + SP" : "", to_string(p.schedule), sc.num_microbatches()));
+  line(fmt::format("parallel   TP {} · PP {} · DP {}{}{}, {} schedule, {} micro-batches", p.tp, p.pp, p.dp,
+                   p.sequence_parallel ? " + SP" : "", ep, to_string(p.schedule), sc.num_microbatches()));
   line(fmt::format("framework  {} (gradient reduction {}, attention {})", to_string(sc.training.framework),
                    sc.training.behaviour.overlap_grad_reduce ? "overlapped" : "after each backward, not overlapped",
                    sc.training.flash_attention ? to_string(sc.training.behaviour.attention) : "unfused"));
