@@ -240,3 +240,17 @@ TEST_CASE("Grouped GEMM under EP: num_experts/ep experts of ep× the rows, times
   const double sharded = kernels.gemm_seconds(tokens, 2.0 * I, h, 1.0);       // one expert, EP 8
   CHECK(sharded <= grouped * (1.0 + 1e-12));
 }
+
+TEST_CASE("EP: folding the ranks of a stage gives the unfolded iteration time", "[ep][simulation]") {
+  // Two nodes, EP 4 of DP 4 with TP 2 and SP: each all-to-all spans both nodes.
+  const Scenario sc = test::load("mixtral-8x7b-ep-h100",
+                                 {"nodes=2", "parallelism.tp=2", "parallelism.pp=2", "parallelism.dp=4", "parallelism.ep=4",
+                                  "parallelism.sequence_parallel=true", "training.global_batch_size=16"});
+  const RunResult folded = run_scenario(sc, {ExecutorKind::des, true, false});
+  const RunResult unfolded = run_scenario(sc, {ExecutorKind::des, false, false});
+  REQUIRE(folded.simulation);
+  REQUIRE(unfolded.simulation);
+  const double a = folded.simulation->throughput.iteration_time, b = unfolded.simulation->throughput.iteration_time;
+  CHECK(a == Approx(b).epsilon(5e-3));
+  CHECK(folded.simulation->analysis.breakdown.exposed_comm.count(TaskKind::ep_comm) == 1);
+}
