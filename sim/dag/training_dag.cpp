@@ -227,7 +227,9 @@ DagSizeEstimate estimate_dag_size(const Scenario& sc, bool fold) {
   const double layers = std::ceil(static_cast<double>(sc.model.num_layers) / static_cast<double>(std::max<std::int64_t>(p.pp, 1)));
   const double ranks = static_cast<double>(fold ? p.pp : sc.gpus);
   DagSizeEstimate e;
-  e.tasks = iterations * ranks * (microbatches + 1.0) * layers * kTasksPerLayerAndMicrobatch;
+  // Expert parallelism adds the dispatch and combine all-to-alls, forward and backward.
+  const double per_layer = kTasksPerLayerAndMicrobatch + (p.ep > 1 ? 4.0 : 0.0);
+  e.tasks = iterations * ranks * (microbatches + 1.0) * layers * per_layer;
   e.factors = fmt::format("{} iterations x {} micro-batches x {} layers per GPU x {} simulated GPUs", iterations,
                           microbatches, layers, ranks);
   // The factor most out of the ordinary is named: a long run, an unfolded cluster, or a big batch.
