@@ -82,7 +82,7 @@ TEST_CASE("Invalid scenarios give one pinned line per error", "[input]") {
       {"unknown key", with(base(), "/training/seq_length", 2048), {},
        "inline.json: /training/seq_length: unknown key (got \"seq_length\", expected one of: seq_len, "
        "micro_batch_size, global_batch_size, precision, grad_precision, state_precision, optimizer, "
-       "iterations, flash_attention, framework, overlap_grad_reduce)"},
+       "iterations, flash_attention, framework, overlap_grad_reduce, moe)"},
       {"unknown top-level key", with(base(), "/paralelism", json::object()), {},
        "inline.json: /paralelism: unknown key (got \"paralelism\", expected one of: name, description, model, "
        "hardware, gpus, nodes, seed, training, parallelism, memory, checkpoint, failures, data)"},

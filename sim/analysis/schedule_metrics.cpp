@@ -29,11 +29,12 @@ namespace {
 
 /// What a GPU is doing when several of its streams are busy: compute hides communication, and
 /// among transfers the one nearest the critical path is named (TP blocks compute directly, and so
-/// does a CP ring step the next attention block waits for; then pipeline transfers, then ZeRO gathers, then gradient reduction, then offload copies and the
-/// host's optimizer step, checkpoints, and last the data reads: a GPU idle while only its next
-/// batch is loading waits for data).
-constexpr std::array<TaskKind, 11> kPriority = {
-    TaskKind::forward,      TaskKind::recompute, TaskKind::tp_comm, TaskKind::cp_comm,
+/// do the expert all-to-all and a CP ring step the next attention block waits for; then pipeline
+/// transfers, then ZeRO gathers, then gradient reduction, then offload copies and the host's
+/// optimizer step, checkpoints, and last the data reads: a GPU idle while only its next batch is
+/// loading waits for data).
+constexpr std::array<TaskKind, 12> kPriority = {
+    TaskKind::forward,      TaskKind::recompute, TaskKind::tp_comm, TaskKind::ep_comm, TaskKind::cp_comm,
     TaskKind::pp_transfer,  TaskKind::param_gather, TaskKind::dp_comm, TaskKind::offload,
     TaskKind::host_optimizer, TaskKind::checkpoint, TaskKind::data_load};
 
@@ -47,14 +48,15 @@ int category(TaskKind k) {
     case TaskKind::redundant: return 0;
     case TaskKind::recompute: return 1;
     case TaskKind::tp_comm: return 2;
-    case TaskKind::cp_comm: return 3;
-    case TaskKind::pp_transfer: return 4;
-    case TaskKind::param_gather: return 5;
-    case TaskKind::dp_comm: return 6;
-    case TaskKind::offload: return 7;
-    case TaskKind::host_optimizer: return 8;
-    case TaskKind::checkpoint: return 9;
-    case TaskKind::data_load: return 10;
+    case TaskKind::ep_comm: return 3;
+    case TaskKind::cp_comm: return 4;
+    case TaskKind::pp_transfer: return 5;
+    case TaskKind::param_gather: return 6;
+    case TaskKind::dp_comm: return 7;
+    case TaskKind::offload: return 8;
+    case TaskKind::host_optimizer: return 9;
+    case TaskKind::checkpoint: return 10;
+    case TaskKind::data_load: return 11;
   }
   throw std::logic_error("task kind outside its enumeration");
 }

@@ -108,6 +108,19 @@ const ParamTable kTraining = {
      .doc = "training framework preset: what overlaps and which attention kernel runs", .choices = names("framework")},
     {.key = "overlap_grad_reduce", .kind = ParamKind::boolean,
      .doc = "gradient reduction overlapped with the backward; default from the framework", .optional = true},
+    {.key = "moe", .kind = ParamKind::object, .default_value = json::object(),
+     .doc = "mixture-of-experts routing: capacity factor and load imbalance (MoE models only)"},
+};
+
+const ParamTable kMoe = {
+    {.key = "capacity_factor", .kind = ParamKind::number,
+     .doc = "tokens an expert takes over the mean (GShard/Switch); those above are dropped; absent: dropless",
+     .min = 1.0, .max = 1000.0, .optional = true},
+    {.key = "load_imbalance", .kind = ParamKind::number, .default_value = 1.0,
+     .doc = "routed tokens of the most loaded EP rank over the mean: under EP it sets the pace of the experts "
+            "and the all-to-all (1: balanced, what the auxiliary loss aims at; "
+            "docs/references.md, Expert parallelism)",
+     .min = 1.0, .max = 1000.0},
 };
 
 const ParamTable kParallelism = {
@@ -119,6 +132,10 @@ const ParamTable kParallelism = {
     {.key = "cp", .kind = ParamKind::integer, .default_value = 1,
      .doc = "context-parallel degree: the sequence split over cp ranks (2·cp load-balanced chunks), K/V "
             "exchanged around a ring during attention",
+     .min = 1, .max = kMaxCount},
+    {.key = "ep", .kind = ParamKind::integer, .default_value = 1,
+     .doc = "expert-parallel degree, carved out of dp (divides dp and num_experts): each EP group of ep "
+            "replicas holds num_experts/ep experts per rank and exchanges tokens by all-to-all",
      .min = 1, .max = kMaxCount},
     {.key = "sequence_parallel", .kind = ParamKind::boolean, .default_value = false,
      .doc = "shard norms/dropout along the sequence over TP (Korthikanti et al. 2022)"},
@@ -298,6 +315,22 @@ void check_cross_fields(Scenario& sc, ObjectReader& top, ObjectReader& tr, Objec
   if (with_cp && t.seq_len % (2 * p.cp) != 0)
     par.error("cp", fmt::format("2·cp = {} does not divide seq_len={} (causal load balancing gives each CP rank "
                                 "two of 2·cp equal chunks)", 2 * p.cp, t.seq_len));
+  // Expert parallelism is carved out of DP: an EP group is ep replicas sharing the experts out.
+  if (p.ep > 1) {
+    if (!m.is_moe())
+      par.error("ep", fmt::format("{} needs a mixture-of-experts model (model {} has num_local_experts=0)", p.ep,
+                                  m.name));
+    else if (m.num_experts % p.ep != 0)
+      par.error("ep", fmt::format("{} does not divide num_local_experts={}", p.ep, m.num_experts));
+    if (p.dp % p.ep != 0)
+      par.error("ep", fmt::format("{} does not divide dp={} (expert parallelism is carved out of data "
+                                  "parallelism)", p.ep, p.dp));
+    // Megatron-Core's MoE guide: with expert and tensor parallelism, sequence parallelism must be on
+    // (each TP rank dispatches its own sequence shard).
+    if (p.tp > 1 && !p.sequence_parallel)
+      par.error("sequence_parallel", fmt::format("must be true with ep={} and tp={} (Megatron-Core's MoE layers "
+                                                 "need sequence parallelism with EP and TP)", p.ep, p.tp));
+  }
   if (p.schedule == Schedule::interleaved) {
     if (p.virtual_stages < 2)
       par.error("virtual_stages",
@@ -377,7 +410,7 @@ void check_cross_fields(Scenario& sc, ObjectReader& top, ObjectReader& tr, Objec
 
 const std::map<std::string, const ParamTable*>& scenario_param_tables() {
   static const std::map<std::string, const ParamTable*> tables = {
-      {"", &kTop},           {"training", &kTraining},     {"parallelism", &kParallelism},
+      {"", &kTop},           {"training", &kTraining},     {"training.moe", &kMoe}, {"parallelism", &kParallelism},
       {"memory", &kMemory},  {"memory.offload", &kOffload}, {"checkpoint", &kCheckpoint},
       {"failures", &kFailures}, {"data", &kData}};
   return tables;
@@ -418,6 +451,9 @@ Scenario parse_scenario(const json& doc, const SourceMap& sources) {
   t.framework = enum_from_name(tr.choice("framework"), {Framework::megatron_lm_2021, Framework::megatron_core,
                                                         Framework::deepspeed, Framework::pytorch_fsdp},
                                kDefaultFramework);
+  ObjectReader moe(tr.object("moe"), "/training/moe", kMoe, diag);
+  t.moe.capacity_factor = moe.has("capacity_factor") ? moe.number("capacity_factor") : 0.0;
+  t.moe.load_imbalance = moe.number("load_imbalance");
 
   ObjectReader par(top.object("parallelism"), "/parallelism", kParallelism, diag);
   ParallelismSpec& p = sc.parallelism;
@@ -425,6 +461,7 @@ Scenario parse_scenario(const json& doc, const SourceMap& sources) {
   p.pp = par.integer("pp");
   p.dp = par.has("dp") ? par.integer("dp") : 1;
   p.cp = par.integer("cp");
+  p.ep = par.integer("ep");
   p.sequence_parallel = par.boolean("sequence_parallel");
   p.schedule = enum_from_name(par.choice("schedule"), {Schedule::gpipe, Schedule::one_f_one_b, Schedule::interleaved},
                               Schedule::one_f_one_b);

@@ -31,6 +31,21 @@ std::string to_string(Schedule s);
 std::string to_string(Recompute r);
 std::string to_string(FailureDistribution d);
 
+/// How tokens meet experts in an MoE layer (ignored for dense models).
+struct MoeSpec {
+  /// Tokens an expert takes, as a multiple of the mean (GShard/Switch capacity factor); tokens above
+  /// it are dropped. 0: dropless (Megatron-Core's default), every routed token is computed.
+  double capacity_factor = 0.0;
+  /// Routed tokens of the most loaded expert-parallel rank over the mean (max/mean; the most loaded
+  /// expert's when each rank holds one): under EP it sets the pace of the expert computation and of
+  /// the all-to-all that feeds it. 1: perfectly balanced routing.
+  double load_imbalance = 1.0;
+  /// What the most loaded expert computes, over the mean: the imbalance, capped by the capacity.
+  double pace_factor() const {
+    return capacity_factor > 0.0 && capacity_factor < load_imbalance ? capacity_factor : load_imbalance;
+  }
+};
+
 struct TrainingSpec {
   std::int64_t seq_len = 0;
   std::int64_t micro_batch_size = 1;
@@ -43,6 +58,7 @@ struct TrainingSpec {
   bool flash_attention = true;
   Framework framework = kDefaultFramework;
   FrameworkBehaviour behaviour;  ///< the framework's preset with the scenario's overrides
+  MoeSpec moe;
 };
 
 struct ParallelismSpec {
@@ -52,6 +68,9 @@ struct ParallelismSpec {
   /// Context-parallel degree: the sequence split over `cp` ranks that exchange K/V around a ring
   /// during attention (Megatron-Core context_parallel_size).
   std::int64_t cp = 1;
+  /// Expert-parallel degree: carved out of DP (ep divides dp), each EP group of ep data-parallel
+  /// replicas shares the experts out, num_experts/ep each (Megatron-Core expert_model_parallel_size).
+  std::int64_t ep = 1;
   bool sequence_parallel = false;
   Schedule schedule = Schedule::one_f_one_b;
   std::int64_t virtual_stages = 1;

@@ -18,7 +18,9 @@ std::vector<MemoryChange> DataParallelEmitter::param_gather(int stage, const Dag
   const RankLayout& layout = ctx_.layout();
   const std::size_t lanes = ctx_.num_lanes();
   const double full = w.params * plan_.states.weights;
-  const double shard = full / static_cast<double>(layout.replicas());
+  // Under EP the experts' shard is 1/((dp/ep)·cp) of this rank's experts: all_params / (dp·cp) (LayerWork).
+  const double shard =
+      (layout.ep > 1 ? w.all_params * plan_.states.weights : full) / static_cast<double>(layout.replicas());
   // history holds, per earlier gather, what had run when it was issued: waiting for the entry
   // `prefetch_layers` back lets this gather overlap that many layers of compute.
   auto& history = gather_history_[static_cast<std::size_t>(stage)];
@@ -35,7 +37,14 @@ std::vector<MemoryChange> DataParallelEmitter::param_gather(int stage, const Dag
     gate = DagContext::frontier_of(fetched);
   }
   if (layout.replicas() > 1) {
-    auto phases = dp_collective(stage, Collective::all_gather, full, TaskKind::param_gather, pos, Stream::gather);
+    // Under EP the dense weights come from the DP×CP group, the experts' from their expert-DP group.
+    const bool experts_apart = layout.ep > 1 && w.expert_params > 0.0;
+    auto phases = dp_collective(stage, Collective::all_gather,
+                                experts_apart ? (w.params - w.expert_params) * plan_.states.weights : full,
+                                TaskKind::param_gather, pos, Stream::gather);
+    if (experts_apart && layout.replicas() / layout.ep > 1)
+      phases.push_back(expert_dp_collective(stage, Collective::all_gather, w.expert_params * plan_.states.weights, pos,
+                                            TaskKind::param_gather, Stream::gather));
     for (const auto& g : gate) phases.front().deps.insert(phases.front().deps.end(), g.begin(), g.end());
     phases.back().allocate.push_back({Tier::hbm, MemoryUse::workspace, full - shard});
     release.push_back({Tier::hbm, MemoryUse::workspace, full - shard});
@@ -54,21 +63,36 @@ std::vector<MemoryChange> DataParallelEmitter::param_gather(int stage, const Dag
 /// Returns the reduction's last task.
 TaskId DataParallelEmitter::gradient_reduction(int stage, const DagContext::ChunkPos& pos, const LayerWork& w,
                                                const DagContext::Frontier& last) {
-  const double grads = w.params * plan_.states.gradients;
-  auto phases = dp_collective(stage, sharded() ? Collective::reduce_scatter : Collective::all_reduce, grads,
-                              TaskKind::dp_comm, pos);
+  const RankLayout& layout = ctx_.layout();
+  const Collective c = sharded() ? Collective::reduce_scatter : Collective::all_reduce;
+  const bool experts_apart = layout.ep > 1 && w.expert_params > 0.0;
+  const double grads = (experts_apart ? w.params - w.expert_params : w.params) * plan_.states.gradients;
+  auto phases = dp_collective(stage, c, grads, TaskKind::dp_comm, pos);
+  // The experts' gradients: over the dp/ep ranks holding the same experts (Megatron-Core's
+  // expert-data-parallel group, with their CP ranks); nothing to reduce when ep = dp and cp = 1.
+  if (experts_apart && layout.replicas() / layout.ep > 1)
+    phases.push_back(expert_dp_collective(stage, c, w.expert_params * plan_.states.gradients, pos, TaskKind::dp_comm,
+                                          Stream::dp_comm));
   for (const auto& l : last) phases.front().deps.insert(phases.front().deps.end(), l.begin(), l.end());
   auto& tasks = dp_tasks_[static_cast<std::size_t>(stage)];
   for (auto& task : phases) tasks.push_back(ctx_.dag().add(std::move(task)));
   return tasks.back();
 }
 
-void DataParallelEmitter::gather_updated(int stage, double parameters, const std::vector<TaskId>& step,
-                                         DagContext::Frontier& done) {
+void DataParallelEmitter::gather_updated(int stage, double parameters, double expert_parameters,
+                                         const std::vector<TaskId>& step, DagContext::Frontier& done) {
   // On the gather stream: the next iteration's reductions must not queue behind it (they do not
-  // wait for it under a delayed update).
-  for (auto& task : dp_collective(stage, Collective::all_gather, parameters * plan_.states.weights, TaskKind::dp_comm,
-                                  {0, -1, -1}, Stream::gather)) {
+  // wait for it under a delayed update). Under EP the experts' shards are gathered over their
+  // expert-DP group, the dense ones over DP.
+  const RankLayout& layout = ctx_.layout();
+  const bool experts_apart = layout.ep > 1 && expert_parameters > 0.0;
+  auto phases = dp_collective(stage, Collective::all_gather,
+                              (experts_apart ? parameters - expert_parameters : parameters) * plan_.states.weights,
+                              TaskKind::dp_comm, {0, -1, -1}, Stream::gather);
+  if (experts_apart && layout.replicas() / layout.ep > 1)
+    phases.push_back(expert_dp_collective(stage, Collective::all_gather, expert_parameters * plan_.states.weights,
+                                          {0, -1, -1}, TaskKind::dp_comm, Stream::gather));
+  for (auto& task : phases) {
     for (TaskId id : step) task.deps.push_back(id);
     TaskId g = ctx_.dag().add(std::move(task));
     for (auto& d : done) d = {g};
@@ -127,6 +151,21 @@ std::vector<Task> DataParallelEmitter::dp_collective(int stage, Collective c, do
     out.push_back(std::move(merged));
   }
   return out;
+}
+
+Task DataParallelEmitter::expert_dp_collective(int stage, Collective c, double bytes, const DagContext::ChunkPos& pos,
+                                               TaskKind kind, Stream stream) {
+  const RankLayout& layout = ctx_.layout();
+  Task merged = ctx_.base(kind, stream, {}, stage);
+  DagContext::set_pos(merged, pos);
+  for (const DagContext::Lane& lane : ctx_.lanes()) {
+    const std::int64_t r = ctx_.rank_of(stage, lane);
+    Task part = ring_collective(c, layout.expert_dp_group(r), {r}, bytes, kind, stream, layout);
+    merged.ranks.push_back(r);
+    merged.latency_steps = part.latency_steps;
+    merged.flows.insert(merged.flows.end(), part.flows.begin(), part.flows.end());
+  }
+  return merged;
 }
 
 }  // namespace strata

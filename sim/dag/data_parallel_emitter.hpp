@@ -4,7 +4,8 @@
 /// reduce-scatter into shards under ZeRO / the distributed optimizer), the ZeRO-3 parameter gathers
 /// ahead of each layer's compute (with ZeRO-Infinity's fetch of offloaded shards), and the
 /// ZeRO-1/2 all-gather of the updated weights after the step. Collectives are hierarchical when
-/// whole replica groups share a node.
+/// whole replica groups share a node. Under expert parallelism the experts' gradients are reduced
+/// over their expert-data-parallel group, the dense ones over DP.
 
 #include <cstdint>
 #include <vector>
@@ -54,14 +55,19 @@ class DataParallelEmitter {
   TaskId gradient_reduction(int stage, const DagContext::ChunkPos& pos, const LayerWork& w,
                             const DagContext::Frontier& last);
   /// ZeRO-1/2 and the distributed optimizer: the updated weights all-gathered after the step
-  /// (`step`, one task per lane); `done` becomes the gather.
-  void gather_updated(int stage, double parameters, const std::vector<TaskId>& step, DagContext::Frontier& done);
+  /// (`step`, one task per lane); `done` becomes the gather. `expert_parameters`: the routed experts'
+  /// part of `parameters`, gathered over the expert-DP group under EP.
+  void gather_updated(int stage, double parameters, double expert_parameters, const std::vector<TaskId>& step,
+                      DagContext::Frontier& done);
   /// After the step: the next iteration's first ZeRO-3 gathers fetch the weights it will use.
   void restart_gathers(int stage, const DagContext::Frontier& last);
 
  private:
   std::vector<Task> dp_collective(int stage, Collective c, double bytes, TaskKind kind,
                                   const DagContext::ChunkPos& pos, Stream stream = Stream::dp_comm);
+  /// A flat ring over each lane's expert-data-parallel group (the dp/ep ranks holding its experts).
+  Task expert_dp_collective(int stage, Collective c, double bytes, const DagContext::ChunkPos& pos, TaskKind kind,
+                            Stream stream);
 
   DagContext& ctx_;
   DataParallelPlan plan_;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "sim/graph/expert_sharding.hpp"
 #include "sim/graph/kernel_costs.hpp"
 #include "sim/graph/memory_model.hpp"
 
@@ -75,13 +76,17 @@ std::vector<LayerWork> layer_work(const Scenario& sc, const ComputeGraph& graph)
   const KernelCosts kernels(sc.hardware, sc.training.precision, sc.training.behaviour.attention);
   std::vector<LayerWork> work(static_cast<std::size_t>(L));
   std::vector<bool> past_core(static_cast<std::size_t>(L), false);  // vertices come in insertion order
+  const std::int64_t ep = sc.parallelism.ep;
+  const double pace = sc.training.moe.pace_factor();
   for (auto v : boost::make_iterator_range(boost::vertices(graph))) {
-    const Op& graph_op = graph[v];
+    const Op& whole = graph[v];
+    const Op& graph_op = whole;
     // Context parallelism: each rank's GEMMs run on s/cp tokens (the M dimension); its attention
-    // runs as ring steps, timed below.
+    // runs as ring steps, timed below. Expert parallelism then gives the rank its experts, each
+    // seeing the tokens the whole EP group routes to it.
     std::optional<Op> share;
     if (cp > 1) share = rank_share(graph_op, cp);
-    const Op& op = share ? *share : graph_op;
+    const Op op = expert_shard(share ? *share : graph_op, ep, pace);
     LayerWork& w = work[static_cast<std::size_t>(std::clamp(op.layer, 0, L - 1))];
     const bool in_block = op.layer >= 0 && op.layer < L;
     // The router is replicated over TP (divided only by sequence parallelism); every other GEMM is
@@ -131,6 +136,8 @@ std::vector<LayerWork> layer_work(const Scenario& sc, const ComputeGraph& graph)
       w.block_s += sec.forward;
     }
     if (!(op.shares_embedding && sc.parallelism.pp == 1)) w.params += op.params_split / t + op.params_replicated;
+    if (!(whole.shares_embedding && sc.parallelism.pp == 1)) w.all_params += whole.params_split / t + whole.params_replicated;
+    w.expert_params += expert_params_per_tp_rank(op, sc.parallelism.tp);
     // Recomputation reruns transformer blocks only: the embedding's and the head's tensors stay.
     for (const SavedTensor& s : op.saved) {
       const double bytes = rank_bytes(s, policy);
@@ -149,6 +156,20 @@ std::vector<LayerWork> layer_work(const Scenario& sc, const ComputeGraph& graph)
   for (auto& w : work) {
     w.tp_fwd = kBlockCollectives;
     w.tp_bwd = sp ? 3 : 2;
+  }
+  // Expert parallelism: the router's tokens go to their experts' ranks and come back, one all-to-all
+  // each way forward, and their gradients the same way backward (Megatron-Core's alltoall token
+  // dispatcher). Under SP each TP rank dispatches its own sequence shard, under CP its s/cp tokens.
+  if (ep > 1) {
+    const double act_bytes = std::max(2.0, bytes_per_element(sc.training.precision));
+    const double tokens = static_cast<double>(sc.training.seq_len * sc.training.micro_batch_size) /
+                          (sp ? t : 1.0) / static_cast<double>(cp);
+    for (auto& w : work) {
+      if (w.expert_params <= 0.0) continue;
+      w.ep_fwd = w.ep_bwd = 2;
+      w.ep_bytes = tokens * static_cast<double>(sc.model.experts_per_token) *
+                   static_cast<double>(sc.model.hidden_size) * act_bytes * pace;
+    }
   }
   work.front().tp_fwd += 1;
   work.back().tp_bwd += 1;

@@ -43,8 +43,18 @@ struct LayerWork {
   double saved = 0.0;    ///< activation bytes kept for backward under the policy
   double rebuilt = 0.0;  ///< bytes recomputation rebuilds transiently before the backward
   double params = 0.0;   ///< weights held by this TP rank
+  double expert_params = 0.0;  ///< the routed experts' part of `params` (this rank's num_experts/ep)
+  /// Weights with every expert (before EP): sharded states and the checkpoint divide these over dp
+  /// (see StageMemory::all_parameters).
+  double all_params = 0.0;
   int tp_fwd = 0, tp_bwd = 0;  ///< TP collectives on the hidden-state buffer, forward and backward
   CpAttentionWork cp;          ///< the split around the ring attention (filled when cp > 1)
+  /// Expert-parallel all-to-alls (dispatch before the experts, combine after), forward and backward;
+  /// 0 without EP.
+  int ep_fwd = 0, ep_bwd = 0;
+  /// Bytes one rank hands to one all-to-all: its tokens × top-k × hidden × activation bytes (its
+  /// sequence shard under SP), times the pace factor (the most loaded rank receives that much more).
+  double ep_bytes = 0.0;
 };
 
 std::vector<LayerWork> layer_work(const Scenario& sc, const ComputeGraph& graph);

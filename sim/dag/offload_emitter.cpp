@@ -78,13 +78,13 @@ void OffloadEmitter::gradient_out(int stage, const DagContext::ChunkPos& pos, co
                                   const DagContext::Frontier& reduced) {
   if (spec_.optimizer != Tier::none) {
     // ZeRO-Offload: each reduced gradient shard streams to host memory during the backward.
-    const double shard = w.params * states_.gradients / static_cast<double>(ctx_.layout().replicas());
+    const double shard = w.all_params * states_.gradients / static_cast<double>(ctx_.layout().replicas());
     auto sent = ctx_.copies(stage, pos, Stream::grad_out, Tier::dram, false, shard, {}, {}, reduced);
     auto& out = grad_out_[static_cast<std::size_t>(stage)];
     out.assign(sent.begin(), sent.end());
   } else if (near_storage_) {
     // Computational SSD: the reduced gradient shard goes down in 16 bits, peer to peer.
-    const double shard = w.params * states_.weights / optimizer_shards_;
+    const double shard = (optimizer_shards_ > 1.0 ? w.all_params : w.params) * states_.weights / optimizer_shards_;
     auto sent = ctx_.copies(stage, pos, Stream::grad_out, Tier::local_ssd, false, shard, {}, {}, reduced, true);
     auto& out = grad_out_[static_cast<std::size_t>(stage)];
     out.assign(sent.begin(), sent.end());

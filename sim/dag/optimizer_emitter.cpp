@@ -12,7 +12,8 @@ void OptimizerEmitter::step(int stage) {
   const StageMemory& sm = mem_.stages[static_cast<std::size_t>(stage)];
   const bool sharded = dp_.sharded();
   const double shard = sharded ? static_cast<double>(ctx_.layout().replicas()) : 1.0;
-  const double params = sm.parameters / shard;
+  // Sharded: dense parameters over dp·cp, experts over expert-DP, all_parameters / (dp·cp) (StageMemory).
+  const double params = (sharded ? sm.all_parameters : sm.parameters) / shard;
   auto& last = ctx_.last(stage);
   DagContext::Frontier deps = last;
   const auto& dp = dp_.reductions(stage);
@@ -35,7 +36,7 @@ void OptimizerEmitter::step(int stage) {
     ids = offload_.host_optimizer(stage, tier, params, deps);
   }
   DagContext::Frontier done = DagContext::frontier_of(ids);
-  if (dp_.gathers_after_step()) dp_.gather_updated(stage, sm.parameters, ids, done);
+  if (dp_.gathers_after_step()) dp_.gather_updated(stage, sm.parameters, sm.expert_parameters, ids, done);
   if (tier != Tier::none && plan_.delayed_update) {
     // DPU: the next iteration runs on the weights of the step before this one, so it waits only for
     // that step while this one overlaps it.

@@ -8,6 +8,9 @@
 /// The DP and CP ranks of one stage and TP index hold the same weights: the DAG's emitters address
 /// them by one "replica" index e = dp_index·cp + cp_index (dp·cp of them), which is also the group
 /// gradients are reduced over and ZeRO shards over (Megatron's data-parallel group with CP).
+///
+/// Expert parallelism adds no rank: it is carved out of data parallelism (ep divides dp, Megatron's
+/// rule), an EP group being ep consecutive DP indices of one (stage, CP index, TP index).
 
 #include <cstdint>
 #include <vector>
@@ -16,6 +19,7 @@ namespace strata {
 
 struct RankLayout {
   std::int64_t tp = 1, pp = 1, dp = 1, gpus_per_node = 1, cp = 1;
+  std::int64_t ep = 1;  ///< expert-parallel degree, divides dp
 
   /// Ranks of a stage that hold the same weights for one TP index: dp·cp.
   std::int64_t replicas() const { return dp * cp; }
@@ -49,6 +53,22 @@ struct RankLayout {
   std::vector<std::int64_t> dp_group(std::int64_t r) const {
     std::vector<std::int64_t> g;
     for (std::int64_t e = 0; e < replicas(); ++e) g.push_back(rank(stage_of(r), e, tp_index(r)));
+    return g;
+  }
+  /// Members of the rank's expert-parallel group (the ranks its tokens' all-to-all spans): ep
+  /// consecutive DP indices.
+  std::vector<std::int64_t> ep_group(std::int64_t r) const {
+    std::vector<std::int64_t> g;
+    const std::int64_t first = dp_index(r) / ep * ep;
+    for (std::int64_t d = first; d < first + ep; ++d) g.push_back(rank(stage_of(r), d * cp + cp_index(r), tp_index(r)));
+    return g;
+  }
+  /// Members of the rank's expert-data-parallel group: the (dp/ep)·cp ranks holding the same
+  /// experts (CP ranks hold the same weights), over which their gradients are reduced.
+  std::vector<std::int64_t> expert_dp_group(std::int64_t r) const {
+    std::vector<std::int64_t> g;
+    for (std::int64_t d = dp_index(r) % ep; d < dp; d += ep)
+      for (std::int64_t c = 0; c < cp; ++c) g.push_back(rank(stage_of(r), d * cp + c, tp_index(r)));
     return g;
   }
 };

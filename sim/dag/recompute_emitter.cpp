@@ -11,6 +11,8 @@ void RecomputeEmitter::before_backward(int stage, const DagContext::ChunkPos& po
                                      : DagContext::Work{w.core_flops, w.core_bytes, w.core_s};
   auto ids = ctx_.per_lane(stage, TaskKind::recompute, pos, work, alloc, {}, last);
   last = tp_.collectives(stage, full ? kBlockCollectives : 0, pos, ids);
+  // Rerunning a whole MoE block dispatches and combines its tokens again.
+  last = ep_.all_to_alls(stage, full ? w.ep_fwd : 0, w.ep_bytes, pos, last);
   release.push_back({Tier::hbm, MemoryUse::workspace, w.rebuilt});
 }
 

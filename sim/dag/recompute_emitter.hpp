@@ -2,11 +2,12 @@
 
 /// Activation recomputation (Korthikanti et al. 2022): before a layer's backward, rerun what the
 /// policy did not keep (the attention core for selective, the whole block for full, with its TP
-/// collectives), into transient workspace that the backward gives back.
+/// collectives and expert all-to-alls), into transient workspace that the backward gives back.
 
 #include <vector>
 
 #include "sim/dag/dag_context.hpp"
+#include "sim/dag/expert_parallel_emitter.hpp"
 #include "sim/dag/layer_work.hpp"
 #include "sim/dag/tensor_parallel_emitter.hpp"
 
@@ -14,8 +15,8 @@ namespace strata {
 
 class RecomputeEmitter {
  public:
-  RecomputeEmitter(DagContext& ctx, TensorParallelEmitter& tp, Recompute policy)
-      : ctx_(ctx), tp_(tp), policy_(policy) {}
+  RecomputeEmitter(DagContext& ctx, TensorParallelEmitter& tp, ExpertParallelEmitter& ep, Recompute policy)
+      : ctx_(ctx), tp_(tp), ep_(ep), policy_(policy) {}
 
   /// The layer's recomputation on `last`, if the policy recomputes; adds the workspace it
   /// rebuilds to what the backward `release`s.
@@ -25,6 +26,7 @@ class RecomputeEmitter {
  private:
   DagContext& ctx_;
   TensorParallelEmitter& tp_;
+  ExpertParallelEmitter& ep_;
   Recompute policy_;
 };
 

@@ -26,6 +26,7 @@ std::string to_string(TaskKind k) {
     case TaskKind::checkpoint: return "checkpoint";
     case TaskKind::data_load: return "data_load";
     case TaskKind::redundant: return "redundant";
+    case TaskKind::ep_comm: return "ep_comm";
   }
   return "task";
 }
@@ -53,6 +54,7 @@ std::string to_string(Stream s) {
     case Stream::checkpoint_2: return "checkpoint_2";
     case Stream::checkpoint_3: return "checkpoint_3";
     case Stream::data: return "data";
+    case Stream::ep_comm: return "ep_comm";
   }
   return "stream";
 }

@@ -33,9 +33,10 @@ enum class TaskKind : std::uint8_t {
   data_load,       ///< reading an iteration's training samples into host memory
   redundant,       ///< redundant computation of the next stage's work (Bamboo)
   cp_comm,         ///< a context-parallel ring step: K/V (and backward dK/dV) blocks to the ring successor
+  ep_comm,         ///< expert-parallel all-to-all: tokens to their experts' ranks and back
 };
-inline constexpr int kNumTaskKinds = 14;
-static_assert(kNumTaskKinds == static_cast<int>(TaskKind::cp_comm) + 1, "kNumTaskKinds counts every TaskKind");
+inline constexpr int kNumTaskKinds = 15;
+static_assert(kNumTaskKinds == static_cast<int>(TaskKind::ep_comm) + 1, "kNumTaskKinds counts every TaskKind");
 std::string to_string(TaskKind k);
 bool is_compute(TaskKind k);
 
@@ -60,8 +61,9 @@ enum class Stream : std::uint8_t {
   checkpoint_3,
   data,  ///< training-data reads
   cp_comm,  ///< the context-parallel ring's sends, beside the attention they overlap
+  ep_comm,  ///< expert-parallel all-to-all (blocks the compute stream, as the TP collectives do)
 };
-inline constexpr int kNumStreams = 16;
+inline constexpr int kNumStreams = 17;
 std::string to_string(Stream s);
 
 enum class MemoryUse : std::uint8_t { params, gradients, optimizer, activations, workspace, buffers };

@@ -10,6 +10,7 @@
 #include "sim/dag/checkpoint_emitter.hpp"
 #include "sim/dag/context_parallel_emitter.hpp"
 #include "sim/dag/dag_context.hpp"
+#include "sim/dag/expert_parallel_emitter.hpp"
 #include "sim/dag/data_loading_emitter.hpp"
 #include "sim/dag/data_parallel_emitter.hpp"
 #include "sim/dag/layer_work.hpp"
@@ -24,7 +25,8 @@
 namespace strata {
 
 RankLayout rank_layout(const Scenario& sc) {
-  return {sc.parallelism.tp, sc.parallelism.pp, sc.parallelism.dp, sc.hardware.gpus_per_node, sc.parallelism.cp};
+  return {sc.parallelism.tp, sc.parallelism.pp, sc.parallelism.dp, sc.hardware.gpus_per_node, sc.parallelism.cp,
+          sc.parallelism.ep};
 }
 
 namespace {
@@ -56,7 +58,8 @@ class DagBuilder {
         pipeline_(ctx_, part, hidden_bytes_),
         tp_(ctx_, hidden_bytes_),
         cp_(ctx_, context_parallel_plan(sc)),
-        recompute_(ctx_, tp_, sc.memory.recompute),
+        ep_(ctx_),
+        recompute_(ctx_, tp_, ep_, sc.memory.recompute),
         dp_(ctx_, data_parallel_plan(sc), part.stages),
         offload_(ctx_, sc.memory.offload, states_, near_storage_, dp_.optimizer_shards(), work_),
         optimizer_(ctx_, {sc.memory.offload.optimizer, sc.memory.offload.params, sc.memory.offload.delayed_update,
@@ -171,7 +174,7 @@ class DagBuilder {
                                 : ctx_.per_lane(stage, TaskKind::forward, pos, {w.fwd_flops, w.fwd_bytes, w.fwd_s},
                                                 alloc, gathered_release, last);
         offload_.after_forward(stage, pos, w, ids);
-        last = tp_.collectives(stage, w.tp_fwd, pos, ids);
+        last = ep_.all_to_alls(stage, w.ep_fwd, w.ep_bytes, pos, tp_.collectives(stage, w.tp_fwd, pos, ids));
         continue;
       }
       offload_.before_backward(k, last);
@@ -181,7 +184,7 @@ class DagBuilder {
       auto ids = cp_.active()
                      ? backward_with_cp(stage, pos, w, release, last)
                      : ctx_.per_lane(stage, TaskKind::backward, pos, {w.bwd_flops, w.bwd_bytes, w.bwd_s}, {}, release, last);
-      last = tp_.collectives(stage, w.tp_bwd, pos, ids);
+      last = ep_.all_to_alls(stage, w.ep_bwd, w.ep_bytes, pos, tp_.collectives(stage, w.tp_bwd, pos, ids));
       offload_.after_backward(stage, k, ids);
       // ZeRO-2/3 reduce-scatter every micro-batch into their gradient partitions; otherwise the
       // accumulated gradients are reduced once, after the last micro-batch.
@@ -245,6 +248,7 @@ class DagBuilder {
   PipelineEmitter pipeline_;
   TensorParallelEmitter tp_;
   ContextParallelEmitter cp_;
+  ExpertParallelEmitter ep_;
   RecomputeEmitter recompute_;
   DataParallelEmitter dp_;
   OffloadEmitter offload_;
@@ -262,8 +266,10 @@ DagSizeEstimate estimate_dag_size(const Scenario& sc, bool fold) {
   constexpr double kTasksPerLayerAndMicrobatch = 8.0;
   const auto& p = sc.parallelism;
   // Context parallelism splits each layer's compute in three around cp attention steps and adds the
-  // ring's sends: cp−1 forward, cp backward, so 4·cp more per layer and micro-batch bound it.
-  const double per_layer = kTasksPerLayerAndMicrobatch + (p.cp > 1 ? 4.0 * static_cast<double>(p.cp) : 0.0);
+  // ring's sends: cp−1 forward, cp backward, so 4·cp more per layer and micro-batch bound it. Expert
+  // parallelism adds the dispatch and combine all-to-alls, forward and backward.
+  const double per_layer = kTasksPerLayerAndMicrobatch + (p.cp > 1 ? 4.0 * static_cast<double>(p.cp) : 0.0) +
+                           (p.ep > 1 ? 4.0 : 0.0);
   const double iterations = static_cast<double>(std::max<std::int64_t>(sc.training.iterations, 3));
   const double microbatches = static_cast<double>(std::max<std::int64_t>(sc.num_microbatches(), 1));
   const double layers = std::ceil(static_cast<double>(sc.model.num_layers) / static_cast<double>(std::max<std::int64_t>(p.pp, 1)));
@@ -297,7 +303,8 @@ std::vector<double> checkpoint_bytes_per_rank(const Scenario& sc, const MemoryEs
   const bool near = behaviour(sc.checkpoint.strategy).optimizer_on_ssd;
   std::vector<double> out;
   for (const auto& sm : memory.stages)
-    out.push_back(sm.parameters * ((near ? 0.0 : b.weights) + b.optimizer) / static_cast<double>(sc.parallelism.dp * sc.parallelism.cp));
+    // Dense states divided over the DP×CP replicas, experts' over their expert-DP replicas: all/(dp·cp).
+    out.push_back(sm.all_parameters * ((near ? 0.0 : b.weights) + b.optimizer) / static_cast<double>(sc.parallelism.dp * sc.parallelism.cp));
   return out;
 }
 

@@ -1,5 +1,7 @@
 #include "sim/graph/memory_model.hpp"
 
+#include "sim/graph/expert_sharding.hpp"
+
 #include <algorithm>
 
 namespace strata {
@@ -78,7 +80,8 @@ double cp_receive_buffer_bytes(const Scenario& sc) {
 namespace {
 
 struct StageContents {
-  double params = 0.0;         // per TP rank, before ZeRO
+  double params = 0.0;         // per TP rank, before ZeRO and EP
+  double expert_params = 0.0;  // the routed experts' part of params
   double largest_op = 0.0;     // per TP rank
   double layer_activations = 0.0;   // one micro-batch, all blocks on the stage
   double first_stage_extra = 0.0;   // embedding tensors, one micro-batch
@@ -109,6 +112,9 @@ std::vector<StageContents> stage_contents(const Scenario& sc, const ComputeGraph
     if (!(op.shares_embedding && part.stages == 1)) {
       double local = op.params_split / static_cast<double>(sc.parallelism.tp) + op.params_replicated;
       c.params += local;
+      const double experts = expert_params_per_tp_rank(op, sc.parallelism.tp);
+      c.expert_params += experts;
+      if (sc.parallelism.ep > 1) local += experts / static_cast<double>(sc.parallelism.ep) - experts;
       c.largest_op = std::max(c.largest_op, local);
     }
     for (const SavedTensor& t : op.saved) {
@@ -151,7 +157,7 @@ MemoryEstimate estimate_memory(const Scenario& sc, const ComputeGraph& graph, co
   const OffloadSpec& off = sc.memory.offload;
   // ZeRO and the distributed optimizer shard over the ranks holding the same weights: DP × CP
   // (Megatron-Core shards over its data-parallel group with context parallelism).
-  const double dp = static_cast<double>(par.dp * par.cp);
+  const double dp = static_cast<double>(par.dp * par.cp), ep = static_cast<double>(par.ep);
   const StateBytes bytes = state_bytes(sc.training);
   const int zero = static_cast<int>(par.zero_stage);
   const bool shard_optimizer = zero >= 1 || par.distributed_optimizer;
@@ -169,22 +175,30 @@ MemoryEstimate estimate_memory(const Scenario& sc, const ComputeGraph& graph, co
     sm.stage = s;
     sm.num_ranks = par.tp * par.cp * par.dp;
     sm.first_rank = static_cast<std::int64_t>(s) * sm.num_ranks;
-    sm.parameters = c.params;
+    // Expert parallelism: this rank holds num_experts/ep of the experts; sharded states divide the
+    // dense part over dp and the experts over the dp/ep ranks holding the same ones (Megatron-Core's
+    // expert-data-parallel group), which comes to every parameter of the stage over dp.
+    const auto rank_params = [&](const StageContents& x) {
+      return par.ep == 1 ? x.params : x.params - x.expert_params + x.expert_params / ep;
+    };
+    sm.parameters = rank_params(c);
+    sm.expert_parameters = c.expert_params / ep;
+    sm.all_parameters = c.params;
     sm.layers = part.layers_on_stage(s);
     sm.microbatches_in_flight = microbatches_in_flight(sc, s);
-    const double N = c.params;
+    const double N = sm.parameters, all = c.params;  // all / dp: a fully sharded rank's parameters
 
     // Model states (ZeRO §5: P_os shards optimizer states, P_g gradients, P_p parameters).
-    double weights = bytes.weights * N / (zero >= 3 ? dp : 1.0);
-    double grads = bytes.gradients * N / (zero >= 2 ? dp : 1.0);
-    double optim = bytes.optimizer * N / (shard_optimizer ? dp : 1.0);
+    double weights = zero >= 3 ? bytes.weights * all / dp : bytes.weights * N;
+    double grads = zero >= 2 ? bytes.gradients * all / dp : bytes.gradients * N;
+    double optim = shard_optimizer ? bytes.optimizer * all / dp : bytes.optimizer * N;
     // ZeRO-3 gathers one op's full weights and produces its full gradient in the compute dtype
     // (DeepSpeed estimate_zero3_model_states_mem_needs: largest_layer_memory = 4·largest_layer_params).
     double gathered = zero >= 3 ? c.largest_op * 2.0 * bytes.weights : 0.0;
     if (off.optimizer != Tier::none) {
       // ZeRO-Offload: gradients stream to the tier as fp32 and the optimizer step runs there.
-      sm.offloaded[off.optimizer] += (bytes.optimizer + bytes_per_element(Precision::fp32)) * N / dp;
-      sm.offloaded_states[off.optimizer] += (bytes.optimizer + bytes_per_element(Precision::fp32)) * N / dp;
+      sm.offloaded[off.optimizer] += (bytes.optimizer + bytes_per_element(Precision::fp32)) * all / dp;
+      sm.offloaded_states[off.optimizer] += (bytes.optimizer + bytes_per_element(Precision::fp32)) * all / dp;
       optim = 0.0;
       // With sharded gradients (ZeRO-2/3) each bucket leaves as soon as it is reduced; below that the
       // full 16-bit gradients stay until the step.
@@ -194,21 +208,21 @@ MemoryEstimate estimate_memory(const Scenario& sc, const ComputeGraph& graph, co
       // Computational SSDs hold the optimizer states (fp32 master and moments) and receive the 16-bit
       // gradients; the step runs there (SK hynix's checkpoint-offload design, FMS 2025;
       // docs/references.md, Near-storage optimizer step).
-      const double on_ssd = (bytes.optimizer + bytes.weights) * N / (shard_optimizer ? dp : 1.0);
+      const double on_ssd = (bytes.optimizer + bytes.weights) * (shard_optimizer ? all : N) / (shard_optimizer ? dp : 1.0);
       sm.offloaded[Tier::local_ssd] += on_ssd;
       sm.offloaded_states[Tier::local_ssd] += on_ssd;
       optim = 0.0;
     }
     if (off.params != Tier::none) {
-      sm.offloaded[off.params] += bytes.weights * N / dp;
-      sm.offloaded_states[off.params] += bytes.weights * N / dp;
+      sm.offloaded[off.params] += bytes.weights * all / dp;
+      sm.offloaded_states[off.params] += bytes.weights * all / dp;
       weights = 0.0;
     }
     if (sc.checkpoint.enabled && behaviour(sc.checkpoint.strategy).replicates_next_stage && part.stages > 1) {
       // Bamboo: the stage also holds the next stage's weights and optimizer states (its replica).
-      const double next = contents[static_cast<std::size_t>((s + 1) % part.stages)].params;
-      weights += bytes.weights * next / (zero >= 3 ? dp : 1.0);
-      optim += bytes.optimizer * next / (shard_optimizer ? dp : 1.0);
+      const StageContents& next = contents[static_cast<std::size_t>((s + 1) % part.stages)];
+      weights += bytes.weights * (zero >= 3 ? next.params : rank_params(next)) / (zero >= 3 ? dp : 1.0);
+      optim += bytes.optimizer * (shard_optimizer ? next.params : rank_params(next)) / (shard_optimizer ? dp : 1.0);
     }
     sm.hbm.params = weights;
     sm.hbm.gradients = grads;

@@ -58,6 +58,11 @@ struct StageMemory {
   std::int64_t first_rank = 0;
   std::int64_t num_ranks = 0;
   double parameters = 0.0;  ///< parameters this rank holds (before ZeRO sharding)
+  double expert_parameters = 0.0;  ///< the routed experts' part of `parameters` (num_experts/ep of them)
+  /// The stage's parameters per TP rank with every expert (before EP). Sharded states divide these
+  /// over dp: dense ones over dp, experts over the expert-data-parallel group of dp/ep ranks holding
+  /// the same ones, and dense/dp + (experts/ep)/(dp/ep) = (dense + experts)/dp.
+  double all_parameters = 0.0;
   int layers = 0;
   double microbatches_in_flight = 0.0;
   MemoryBreakdown hbm;

@@ -63,7 +63,7 @@ std::vector<std::string> enum_names(std::initializer_list<E> values) {
 
 const std::vector<std::string> kHostTiers = enum_names({Tier::dram, Tier::cxl, Tier::local_ssd});
 const std::vector<TaskKind> kExposedKinds = {TaskKind::tp_comm, TaskKind::cp_comm, TaskKind::pp_transfer,
-                                             TaskKind::dp_comm, TaskKind::param_gather};
+                                             TaskKind::dp_comm, TaskKind::param_gather, TaskKind::ep_comm};
 const std::vector<std::string> kFailureKinds = {"gpu", "network", "node"};
 
 std::vector<std::string> all_task_kinds() {
@@ -175,6 +175,18 @@ std::vector<Metric> build_table() {
   add(one("scenario.parallelism.cp", U::count, P::always,
           "context-parallel degree (the sequence split over cp ranks, K/V exchanged around a ring)",
           [](auto& in) { return json(S(in).parallelism.cp); }));
+  add(one("scenario.parallelism.ep", U::count, P::always,
+          "expert-parallel degree (carved out of dp: EP groups of ep replicas share the experts)",
+          [](auto& in) { return json(S(in).parallelism.ep); }));
+  add(one("scenario.moe.capacity_factor", U::count, P::always,
+          "tokens an expert takes over the mean (training.moe.capacity_factor); null: dropless",
+          [](auto& in) {
+            const double c = S(in).training.moe.capacity_factor;
+            return c > 0.0 ? json(c) : json(nullptr);
+          }));
+  add(one("scenario.moe.load_imbalance", U::count, P::always,
+          "routed tokens of the most loaded EP rank over the mean (training.moe.load_imbalance)",
+          [](auto& in) { return json(S(in).training.moe.load_imbalance); }));
   add(one("scenario.parallelism.sequence_parallel", U::flag, P::always, "sequence parallelism with TP",
           [](auto& in) { return json(S(in).parallelism.sequence_parallel); }));
   add(one("scenario.parallelism.schedule", U::text, P::always, "pipeline schedule",

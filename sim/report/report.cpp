@@ -58,9 +58,16 @@ std::string summary_table(const Scenario& sc, const RunResult& r) {
                    sc.model.num_layers));
   line(fmt::format("hardware   {} × {} GPUs ({} node(s) of {}), HBM {}", sc.hardware.name, sc.gpus, sc.nodes,
                    sc.hardware.gpus_per_node, format_bytes(sc.hardware.gpu.hbm.value)));
-  // CP shows only when used, so the line of a run without it is unchanged.
-  line(fmt::format("parallel   TP {}{} · PP {} · DP {}{}, {} schedule, {} micro-batches", p.tp,
-                   p.cp > 1 ? fmt::format(" · CP {}", p.cp) : "", p.pp, p.dp, p.sequence_parallel ? " + SP" : "",
+  std::string ep;
+  if (p.ep > 1) {
+    const MoeSpec& moe = sc.training.moe;
+    ep = fmt::format(" (EP {}: {} expert(s) per GPU, load imbalance {:.2f}{})", p.ep, sc.model.num_experts / p.ep,
+                     moe.load_imbalance,
+                     moe.capacity_factor > 0.0 ? fmt::format(", capacity factor {:.2f}", moe.capacity_factor) : "");
+  }
+  // CP and EP show only when used, so the line of a run without them is unchanged.
+  line(fmt::format("parallel   TP {}{} · PP {} · DP {}{}{}, {} schedule, {} micro-batches", p.tp,
+                   p.cp > 1 ? fmt::format(" · CP {}", p.cp) : "", p.pp, p.dp, p.sequence_parallel ? " + SP" : "", ep,
                    to_string(p.schedule), sc.num_microbatches()));
   line(fmt::format("framework  {} (gradient reduction {}, attention {})", to_string(sc.training.framework),
                    sc.training.behaviour.overlap_grad_reduce ? "overlapped" : "after each backward, not overlapped",
@@ -123,12 +130,13 @@ std::string summary_table(const Scenario& sc, const RunResult& r) {
       auto it = b.exposed_comm.find(k);
       return it == b.exposed_comm.end() ? 0.0 : it->second;
     };
-    line(fmt::format("{:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}", "time", "compute", "recompute",
-                     "TP comm", "PP comm", "DP comm", "ZeRO-3", "offload", "bubble"));
-    line(fmt::format("{:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}", "share", pct(b.compute),
+    line(fmt::format("{:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}{}", "time", "compute", "recompute",
+                     "TP comm", "PP comm", "DP comm", "ZeRO-3", "offload", "bubble",
+                     p.ep > 1 ? fmt::format(" {:>9}", "EP a2a") : ""));
+    line(fmt::format("{:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}{}", "share", pct(b.compute),
                      pct(b.recompute), pct(exposed(TaskKind::tp_comm)), pct(exposed(TaskKind::pp_transfer)),
                      pct(exposed(TaskKind::dp_comm)), pct(exposed(TaskKind::param_gather)), pct(b.exposed_offload()),
-                     pct(b.bubble)));
+                     pct(b.bubble), p.ep > 1 ? fmt::format(" {:>9}", pct(exposed(TaskKind::ep_comm))) : ""));
     if (p.cp > 1)
       line(fmt::format("{:>10} {} exposed (K/V ring not hidden behind attention)", "CP comm",
                        pct(exposed(TaskKind::cp_comm))));

@@ -1,0 +1,27 @@
+#include "sim/graph/expert_sharding.hpp"
+
+namespace strata {
+
+Op expert_shard(const Op& op, std::int64_t ep, double pace) {
+  // Without EP every rank computes the same tokens on its slice of every expert: no rank waits.
+  if (op.kind != OpKind::experts || ep == 1) return op;
+  const double e = static_cast<double>(ep);
+  Op out = op;
+  out.params_split /= e;
+  out.params_replicated /= e;
+  out.forward_flops *= pace;
+  out.backward_flops *= pace;
+  // One grouped GEMM over the local experts: each sees the tokens the whole EP group routes to it.
+  for (GemmShape& g : out.gemms) {
+    g.m *= e * pace;
+    g.count /= e;
+  }
+  return out;
+}
+
+double expert_params_per_tp_rank(const Op& op, std::int64_t tp) {
+  if (op.kind != OpKind::experts) return 0.0;
+  return op.params_split / static_cast<double>(tp) + op.params_replicated;
+}
+
+}  // namespace strata
