@@ -251,9 +251,17 @@ void check_cross_fields(Scenario& sc, ObjectReader& top, ObjectReader& tr, Objec
                                   hw.nic.bandwidth.value));
 
   // Parallel degrees: every violated constraint is reported, not only the first.
+  // Latent attention splits every head's Q, K and V, so K/V heads do not constrain TP; routed and
+  // shared experts split their own widths (column/row-parallel expert MLPs).
+  const bool moe = m.is_moe();
   const std::pair<const char*, std::int64_t> tp_divides[] = {
-      {"num_attention_heads", m.num_heads}, {"num_key_value_heads", m.num_kv_heads},
-      {"intermediate_size", m.intermediate_size}};
+      {"num_attention_heads", m.num_heads},
+      {"num_key_value_heads", m.latent() ? 0 : m.num_kv_heads},
+      {"intermediate_size", !moe || m.first_k_dense_replace > 0 || m.moe_intermediate_size == m.intermediate_size
+                                ? m.intermediate_size : 0},
+      {"moe_intermediate_size", moe && m.moe_intermediate_size != m.intermediate_size ? m.moe_intermediate_size : 0},
+      {"shared_expert_intermediate_size",
+       moe && m.num_shared_experts > 0 ? m.num_shared_experts * m.shared_expert_intermediate_size : 0}};
   for (const auto& [dimension, size] : tp_divides)
     if (size > 0 && size % p.tp != 0)
       par.error("tp", fmt::format("{} does not divide {}={}", p.tp, dimension, size));
