@@ -359,6 +359,9 @@ void read_experts(const json& hf, const std::string& type, json& out,
     // MLA rebuilds K and V for every head; num_key_value_heads (= heads in DeepSeek's configs)
     // shapes nothing.
     out.erase("num_key_value_heads");
+    // transformers' DeepseekV3Config sets head_dim = qk_rope_head_dim for the rotary embedding only;
+    // the heads' widths are the qk_*/v_head_dim keys.
+    out.erase("head_dim");
   }
 }
 
@@ -585,13 +588,16 @@ ModelSpec parse_model(const json& raw, const std::string& pointer, Diagnostics& 
                             std::pair{"qk_rope_head_dim", &m.qk_rope_head_dim}, std::pair{"v_head_dim", &m.v_head_dim}})
     *field = r.has(key) ? r.integer(key) : 0;
   m.qk_norm = r.boolean("qk_norm");
+  // A latent-attention head scores over nope + rope dimensions (hidden_size / heads means nothing
+  // there: 56 for DeepSeek-V3).
+  if (m.latent() && !r.has("head_dim")) m.head_dim = m.qk_nope_head_dim + m.qk_rope_head_dim;
   m.flash_attention = r.boolean("flash_attention");
 
   if (diag.size() != errors_before) return m;  // cross-field checks need valid fields
   if (m.num_heads % m.num_kv_heads != 0)
     r.error("num_key_value_heads",
             fmt::format("{} does not divide num_attention_heads={}", m.num_kv_heads, m.num_heads));
-  if (!r.has("head_dim") && m.hidden_size % m.num_heads != 0)
+  if (!r.has("head_dim") && !m.latent() && m.hidden_size % m.num_heads != 0)
     r.error("num_attention_heads", fmt::format("{} does not divide hidden_size={} (set head_dim)",
                                                m.num_heads, m.hidden_size));
   if (m.num_experts > 0 && m.experts_per_token > m.num_experts)
