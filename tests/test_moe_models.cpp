@@ -174,7 +174,7 @@ TEST_CASE("Invalid MoE and latent-attention input: one line naming the JSON path
   const json mixtral = read_json_file(test::source_path("models/mixtral-8x7b.json"), "mixtral");
   json more_than_experts = mixtral;
   more_than_experts["num_experts_per_tok"] = 9;
-  CHECK(errors(more_than_experts) == "/model/num_experts_per_tok: 9 exceeds num_local_experts=8\n");
+  CHECK(errors(more_than_experts) == "/model/num_experts_per_tok: 9 exceeds the 8 routed experts\n");
   json all_dense = mixtral;
   all_dense["first_k_dense_replace"] = 32;
   CHECK(errors(all_dense) ==
@@ -200,6 +200,11 @@ TEST_CASE("Invalid MoE and latent-attention input: one line naming the JSON path
   CHECK(errors(v3) == "/model/kv_lora_rank: missing (deepseek_v3 configs state it: the latent attention's shapes)\n"
                       "/model/moe_layer_freq: not modelled by Strata yet (got 2, only 1: dense layers between MoE "
                       "layers are not modelled)\n");
+  json v2 = read_json_file(test::source_path("models/deepseek-v2-lite.json"), "v2");
+  v2["num_experts_per_tok"] = 65;
+  v2["first_k_dense_replace"] = 27;
+  CHECK(errors(v2) == "/model/num_experts_per_tok: 65 exceeds the 64 routed experts\n"
+                      "/model/first_k_dense_replace: 27 leaves no MoE layer of num_hidden_layers=27\n");
   json llama_with_experts = read_json_file(test::source_path("tests/data/hf_configs/llama-3.1-8b/config.json"), "l");
   llama_with_experts["n_routed_experts"] = 8;
   CHECK(errors(llama_with_experts) == "/model/n_routed_experts: not modelled by Strata yet (not read by llama models)\n");
@@ -208,6 +213,6 @@ TEST_CASE("Invalid MoE and latent-attention input: one line naming the JSON path
 TEST_CASE("A MoE knob that breaks the model exits 2 with one line naming the override", "[input][moe][cli]") {
   const auto r = test::strata_cli("run scenarios/mixtral-8x7b-h100.json --set model.num_experts_per_tok=9", "&1");
   CHECK(r.code == 2);
-  CHECK(r.out.find("--set model.num_experts_per_tok=9: /model/num_experts_per_tok: 9 exceeds num_local_experts=8") !=
+  CHECK(r.out.find("--set model.num_experts_per_tok=9: /model/num_experts_per_tok: 9 exceeds the 8 routed experts") !=
         std::string::npos);
 }

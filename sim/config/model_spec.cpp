@@ -601,8 +601,7 @@ ModelSpec parse_model(const json& raw, const std::string& pointer, Diagnostics& 
     r.error("num_attention_heads", fmt::format("{} does not divide hidden_size={} (set head_dim)",
                                                m.num_heads, m.hidden_size));
   if (m.num_experts > 0 && m.experts_per_token > m.num_experts)
-    r.error("num_experts_per_tok", fmt::format("{} exceeds num_local_experts={}", m.experts_per_token,
-                                               m.num_experts));
+    r.error("num_experts_per_tok", fmt::format("{} exceeds the {} routed experts", m.experts_per_token, m.num_experts));
   // MoE knobs mean nothing without routed experts; a MoE needs at least one MoE block.
   if (!m.is_moe()) {
     for (const char* k : {"moe_intermediate_size", "num_shared_experts", "shared_expert_intermediate_size",
