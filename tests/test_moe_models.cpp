@@ -216,3 +216,14 @@ TEST_CASE("A MoE knob that breaks the model exits 2 with one line naming the ove
   CHECK(r.out.find("--set model.num_experts_per_tok=9: /model/num_experts_per_tok: 9 exceeds the 8 routed experts") !=
         std::string::npos);
 }
+
+TEST_CASE("A HuggingFace config without _name_or_path is named after its file", "[config][hf][moe]") {
+  auto scenario = [](const std::string& model) {
+    return json{{"model", model}, {"hardware", "dgx-h100"}, {"gpus", 8},
+                {"training", {{"seq_len", 4096}, {"global_batch_size", 8}}}};
+  };
+  CHECK(test::load_inline(scenario("deepseek-v3")).model.name == "deepseek-v3");
+  CHECK(test::load_inline(scenario("tests/data/hf_configs/deepseek-v2-lite-chat/config.json")).model.name ==
+        "deepseek-v2-lite-chat");
+  CHECK(test::load_inline(scenario("mixtral-8x7b")).model.name == "mixtral-8x7b");  // the file's own name key
+}

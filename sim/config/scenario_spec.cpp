@@ -1,6 +1,7 @@
 #include "sim/config/scenario_spec.hpp"
 
 #include <algorithm>
+#include <filesystem>
 
 #include <fmt/format.h>
 
@@ -386,6 +387,15 @@ Scenario parse_scenario(const json& doc, const SourceMap& sources) {
   sc.seed = top.integer("seed");
   if (top.has("model")) sc.model = parse_model(doc.at("model"), "/model", diag);
   else top.error("model", "missing required key (expected a model name, path or object)");
+  if (top.has("model") && sc.model.name.empty()) {
+    // A HuggingFace config.json without _name_or_path names no model: take its file's name (its
+    // folder's for a file called config.json, as the hub lays them out).
+    const auto [file, inner] = sources.locate("/model");
+    const std::filesystem::path path = file;
+    if (inner.empty() && file != sources.root_file())
+      sc.model.name = path.stem() == "config" && path.has_parent_path() ? path.parent_path().filename().string()
+                                                                         : path.stem().string();
+  }
   if (top.has("hardware")) sc.hardware = parse_hardware(doc.at("hardware"), "/hardware", diag);
   else top.error("hardware", "missing required key (expected a hardware profile name, path or object)");
   sc.gpus = top.has("gpus") ? top.integer("gpus") : 0;
