@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <functional>
 #include <optional>
 
 namespace strata {
@@ -72,6 +73,40 @@ const ParamTable& model_param_table() {
        .doc = "MoE experts per layer (0: dense)", .min = 0, .max = kMaxDimension},
       {.key = "num_experts_per_tok", .kind = ParamKind::integer, .default_value = 2,
        .doc = "experts each token is routed to", .min = 1, .max = kMaxDimension},
+      {.key = "moe_intermediate_size", .kind = ParamKind::integer,
+       .doc = "width of one routed expert's MLP; default intermediate_size", .min = 1, .max = kMaxDimension,
+       .optional = true},
+      {.key = "num_shared_experts", .kind = ParamKind::integer, .default_value = 0,
+       .doc = "experts every token passes through besides the routed ones (DeepSeek)", .min = 0, .max = kMaxDimension},
+      {.key = "shared_expert_intermediate_size", .kind = ParamKind::integer,
+       .doc = "width of one shared expert; default moe_intermediate_size", .min = 1, .max = kMaxDimension,
+       .optional = true},
+      {.key = "shared_expert_gate", .kind = ParamKind::boolean, .default_value = false,
+       .doc = "a sigmoid gate h→1 scales the shared experts' output (Qwen2-MoE)"},
+      {.key = "first_k_dense_replace", .kind = ParamKind::integer, .default_value = 0,
+       .doc = "blocks before the first MoE block; they have a dense MLP of intermediate_size", .min = 0, .max = 1e5},
+      {.key = "router_bias", .kind = ParamKind::boolean, .default_value = false,
+       .doc = "the router has a bias per expert (DeepSeek-V3 e_score_correction_bias)"},
+      {.key = "num_nextn_predict_layers", .kind = ParamKind::integer, .default_value = 0,
+       .doc = "multi-token-prediction modules in the checkpoint: reported, not simulated", .min = 0, .max = 1e3},
+      {.key = "attention", .kind = ParamKind::choice, .default_value = "multi_head",
+       .doc = "multi_head (Q, K, V from h; GQA through num_key_value_heads) or latent (DeepSeek-V2 MLA)",
+       .choices = {"multi_head", "latent"}},
+      {.key = "q_lora_rank", .kind = ParamKind::integer, .default_value = 0,
+       .doc = "latent attention: rank of the query compression (0: queries straight from h)", .min = 0,
+       .max = kMaxDimension},
+      {.key = "kv_lora_rank", .kind = ParamKind::integer, .doc = "latent attention: rank of the joint K/V latent",
+       .min = 1, .max = kMaxDimension, .optional = true},
+      {.key = "qk_nope_head_dim", .kind = ParamKind::integer,
+       .doc = "latent attention: per-head Q/K width without rotary position", .min = 0, .max = kMaxDimension,
+       .optional = true},
+      {.key = "qk_rope_head_dim", .kind = ParamKind::integer,
+       .doc = "latent attention: rotary Q/K width (K's shared by all heads)", .min = 1, .max = kMaxDimension,
+       .optional = true},
+      {.key = "v_head_dim", .kind = ParamKind::integer, .doc = "latent attention: per-head V width", .min = 1,
+       .max = kMaxDimension, .optional = true},
+      {.key = "qk_norm", .kind = ParamKind::boolean, .default_value = false,
+       .doc = "RMSNorm over each head of Q and K (Qwen3)"},
       {.key = "flash_attention", .kind = ParamKind::boolean, .default_value = true,
        .doc = "default of training.flash_attention for this model"},
   };
@@ -84,6 +119,7 @@ bool is_huggingface_config(const json& doc) {
 }
 
 std::string to_string(MlpKind kind) { return kind == MlpKind::gated ? "gated" : "standard"; }
+std::string to_string(AttentionKind kind) { return kind == AttentionKind::latent ? "latent" : "multi_head"; }
 
 namespace {
 
@@ -101,7 +137,12 @@ const std::vector<std::string>& hf_modelled_keys() {
       "activation_function", "tie_word_embeddings", "attention_bias", "mlp_bias", "num_local_experts",
       "num_experts_per_tok", "attention_dropout", "attn_pdrop", "hidden_dropout", "resid_pdrop", "embd_pdrop",
       "use_parallel_residual", "sliding_window", "sliding_window_size", "use_sliding_window",
-      "max_window_layers", "attn_logit_softcapping", "final_logit_softcapping"};
+      "max_window_layers", "attn_logit_softcapping", "final_logit_softcapping",
+      // MoE (Qwen2-MoE, Qwen3-MoE, DeepSeek-V2/V3) and DeepSeek's multi-head latent attention.
+      "num_experts", "n_routed_experts", "n_shared_experts", "moe_intermediate_size",
+      "shared_expert_intermediate_size", "first_k_dense_replace", "moe_layer_freq", "decoder_sparse_step",
+      "mlp_only_layers", "num_nextn_predict_layers", "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim",
+      "qk_rope_head_dim", "v_head_dim"};
   return keys;
 }
 
@@ -145,6 +186,15 @@ const std::vector<KeyNote>& hf_ignored_keys() {
       {"output_router_logits", "returns router logits to the caller"},
       {"router_aux_loss_coef", "weight of the load-balancing loss (a scalar)"},
       {"router_jitter_noise", "router input noise: elementwise, no parameters"},
+      {"norm_topk_prob", "renormalises the k routing weights of a token: k scalars, no parameters"},
+      {"routed_scaling_factor", "scales the routed experts' output: one scalar"},
+      {"scoring_func", "softmax or sigmoid over the router logits: elementwise over the experts, no parameters"},
+      {"topk_method", "how experts are picked (greedy, group-limited, noaux_tc): which experts, not how many"},
+      {"n_group", "group-limited routing: which experts are picked, not how many"},
+      {"topk_group", "group-limited routing: which experts are picked, not how many"},
+      {"aux_loss_alpha", "weight of the load-balancing loss (a scalar)"},
+      {"seq_aux", "load-balancing loss per sequence or per batch: a scalar loss"},
+      {"ep_size", "expert parallelism of DeepSeek's remote inference code; the scenario sets parallelism"},
       {"output_attentions", "returns attention maps at inference"},
       {"output_hidden_states", "returns hidden states at inference"},
       {"return_dict", "Python return type"},
@@ -155,17 +205,8 @@ const std::vector<KeyNote>& hf_ignored_keys() {
 }
 
 // Known keys Strata refuses, with the reason.
-constexpr const char* kMoeBeyondMixtral =
-    "MoE beyond Mixtral's (fine-grained or shared experts, dense layers between MoE layers) is not modelled yet";
-constexpr const char* kMla = "multi-head latent attention (DeepSeek-V2) is not modelled yet";
 const std::vector<KeyNote>& hf_refused_keys() {
   static const std::vector<KeyNote> keys = {
-      {"num_experts", kMoeBeyondMixtral}, {"moe_intermediate_size", kMoeBeyondMixtral},
-      {"shared_expert_intermediate_size", kMoeBeyondMixtral}, {"n_routed_experts", kMoeBeyondMixtral},
-      {"n_shared_experts", kMoeBeyondMixtral}, {"first_k_dense_replace", kMoeBeyondMixtral},
-      {"moe_layer_freq", kMoeBeyondMixtral}, {"decoder_sparse_step", kMoeBeyondMixtral},
-      {"mlp_only_layers", kMoeBeyondMixtral}, {"kv_lora_rank", kMla}, {"q_lora_rank", kMla},
-      {"qk_nope_head_dim", kMla}, {"qk_rope_head_dim", kMla}, {"v_head_dim", kMla},
       {"qk_layernorm", "per-head Q/K norms are not modelled yet"},
       {"use_qkv_bias", "StableLM QKV biases are not modelled yet"},
       {"multi_query", "Falcon's attention layout is not modelled yet"},
@@ -215,6 +256,14 @@ const std::vector<HfFamily>& hf_families() {
       {"gemma2", MlpKind::gated, false, false, true, false, false, false, false, true, "gelu_pytorch_tanh", W::alternate, true, false, 0.0},
       // Qwen2Attention: q/k/v bias=True, o_proj bias=False.
       {"qwen2", MlpKind::gated, false, false, false, true, false, false, false, false, "silu", W::qwen, false, false, 0.0},
+      // Qwen2MoeAttention: q/k/v bias=True, o_proj bias=False, as Qwen2.
+      {"qwen2_moe", MlpKind::gated, false, false, false, true, false, false, false, false, "silu", W::qwen, false, false, 0.0},
+      // Qwen3MoeAttention: bias=config.attention_bias on Q/K/V/O; q_norm/k_norm per head.
+      {"qwen3_moe", MlpKind::gated, false, false, true, false, false, false, false, false, "silu", W::qwen, false, false, 0.0},
+      // DeepseekV2/V3Attention: q_a_proj (or q_proj), kv_a_proj_with_mqa and o_proj take
+      // bias=config.attention_bias; the up-projections have none.
+      {"deepseek_v2", MlpKind::gated, false, false, true, false, false, false, false, false, "silu", W::none, false, false, 0.0},
+      {"deepseek_v3", MlpKind::gated, false, false, true, false, false, false, false, false, "silu", W::none, false, false, 0.0},
       // Phi3: fused qkv_proj and gate_up_proj (same weights as separate ones), no biases.
       {"phi3", MlpKind::gated, false, false, false, false, false, false, false, false, "silu", W::all, false, false, 0.0},
       // GPT2: Conv1D layers with biases, LayerNorm, learned positions, dropout 0.1 by default.
@@ -226,6 +275,95 @@ const std::vector<HfFamily>& hf_families() {
 }
 
 bool present(const json& hf, const char* key) { return hf.contains(key) && !hf.at(key).is_null(); }
+
+/// MoE and latent-attention keys, read as transformers' modeling_<type>.py reads them; the families
+/// that do not read a key refuse it (a dense Llama with num_experts set is not a MoE).
+void read_experts(const json& hf, const std::string& type, json& out,
+                  const std::function<std::string(const std::string&)>& at, Diagnostics& diag) {
+  const bool mixtral = type == "mixtral", qwen = type == "qwen2_moe" || type == "qwen3_moe",
+             deepseek = type == "deepseek_v2" || type == "deepseek_v3";
+  auto refuse_unless = [&](bool reads, std::initializer_list<const char*> keys) {
+    if (reads) return;
+    for (const char* k : keys)
+      if (present(hf, k)) diag.add(at(k), fmt::format("not modelled by Strata yet (not read by {} models)", type));
+  };
+  // A key the family needs and the config leaves out: Strata does not guess an architecture.
+  auto require = [&](const char* key, const char* why) {
+    if (!present(hf, key)) diag.add(at(key), fmt::format("missing ({} configs state it: {})", type, why));
+  };
+  auto copy_to = [&](const char* to, const char* from) {
+    if (present(hf, from)) out[to] = hf.at(from);
+  };
+  auto integer_is = [&](const char* key, std::int64_t want, const char* why) {
+    if (present(hf, key) && !(hf.at(key).is_number_integer() && hf.at(key).get<std::int64_t>() == want))
+      diag.add(at(key), fmt::format("not modelled by Strata yet (got {}, only {}: {})", show_value(hf.at(key).dump()),
+                                    want, why));
+  };
+  refuse_unless(mixtral, {"num_local_experts"});
+  refuse_unless(mixtral || qwen || deepseek, {"num_experts_per_tok"});
+  refuse_unless(qwen, {"num_experts", "decoder_sparse_step", "mlp_only_layers"});
+  refuse_unless(type == "qwen2_moe", {"shared_expert_intermediate_size"});
+  refuse_unless(qwen || deepseek, {"moe_intermediate_size"});
+  refuse_unless(deepseek, {"n_routed_experts", "n_shared_experts", "first_k_dense_replace", "moe_layer_freq",
+                           "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"});
+  refuse_unless(type == "deepseek_v3", {"num_nextn_predict_layers"});
+
+  if (mixtral) {
+    copy_to("num_local_experts", "num_local_experts");
+    copy_to("num_experts_per_tok", "num_experts_per_tok");
+  }
+  if (qwen) {
+    for (const char* k : {"num_experts", "num_experts_per_tok", "moe_intermediate_size"})
+      require(k, "the routed experts' count, top-k and width");
+    copy_to("num_local_experts", "num_experts");
+    copy_to("num_experts_per_tok", "num_experts_per_tok");
+    copy_to("moe_intermediate_size", "moe_intermediate_size");
+    // Qwen2MoeDecoderLayer: experts where (layer + 1) % decoder_sparse_step == 0 and the layer is
+    // not in mlp_only_layers; Strata models every layer sparse (step 1, no dense-only layers).
+    integer_is("decoder_sparse_step", 1, "dense layers between MoE layers are not modelled");
+    if (present(hf, "mlp_only_layers") && !(hf.at("mlp_only_layers").is_array() && hf.at("mlp_only_layers").empty()))
+      diag.add(at("mlp_only_layers"), fmt::format("not modelled by Strata yet (got {}, only []: dense layers among "
+                                                  "MoE layers are not modelled)",
+                                                  show_value(hf.at("mlp_only_layers").dump())));
+    if (type == "qwen2_moe") {
+      // Qwen2MoeSparseMoeBlock: one shared expert of its own width behind a sigmoid gate h→1.
+      require("shared_expert_intermediate_size", "the shared expert's width");
+      if (present(hf, "shared_expert_intermediate_size")) {
+        out["num_shared_experts"] = 1;
+        out["shared_expert_intermediate_size"] = hf.at("shared_expert_intermediate_size");
+        out["shared_expert_gate"] = true;
+      }
+    } else {
+      out["qk_norm"] = true;  // Qwen3MoeAttention q_norm, k_norm
+    }
+  }
+  if (deepseek) {
+    for (const char* k : {"n_routed_experts", "num_experts_per_tok", "moe_intermediate_size"})
+      require(k, "the routed experts' count, top-k and width");
+    for (const char* k : {"kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"})
+      require(k, "the latent attention's shapes");
+    if (!hf.contains("q_lora_rank")) require("q_lora_rank", "null for queries projected straight from h");
+    copy_to("num_local_experts", "n_routed_experts");
+    copy_to("num_experts_per_tok", "num_experts_per_tok");
+    copy_to("moe_intermediate_size", "moe_intermediate_size");
+    copy_to("num_shared_experts", "n_shared_experts");  // null: none
+    copy_to("first_k_dense_replace", "first_k_dense_replace");
+    // DeepseekV2DecoderLayer: experts where layer >= first_k_dense_replace and layer % moe_layer_freq == 0.
+    integer_is("moe_layer_freq", 1, "dense layers between MoE layers are not modelled");
+    out["attention"] = "latent";
+    copy_to("q_lora_rank", "q_lora_rank");  // null: q_proj straight from h
+    for (const char* k : {"kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"}) copy_to(k, k);
+    // transformers DeepseekV3TopkRouter holds e_score_correction_bias (one per routed expert).
+    out["router_bias"] = type == "deepseek_v3";
+    copy_to("num_nextn_predict_layers", "num_nextn_predict_layers");
+    // MLA rebuilds K and V for every head; num_key_value_heads (= heads in DeepSeek's configs)
+    // shapes nothing.
+    out.erase("num_key_value_heads");
+    // transformers' DeepseekV3Config sets head_dim = qk_rope_head_dim for the rotary embedding only;
+    // the heads' widths are the qk_*/v_head_dim keys.
+    out.erase("head_dim");
+  }
+}
 
 /// Translates a HuggingFace config into a Strata model document, or reports what it cannot model.
 json from_huggingface(const json& hf, const std::string& pointer, Diagnostics& diag) {
@@ -315,14 +453,7 @@ json from_huggingface(const json& hf, const std::string& pointer, Diagnostics& d
   out["attention_output_bias"] = out_bias;
   out["mlp_bias"] = mlp_bias;
 
-  if (type == "mixtral") {
-    copy("num_local_experts", {"num_local_experts"});
-    copy("num_experts_per_tok", {"num_experts_per_tok"});
-  } else {
-    for (const char* k : {"num_local_experts", "num_experts_per_tok"})
-      if (present(hf, k))
-        diag.add(at(k), fmt::format("not modelled by Strata yet (experts in a {} config)", type));
-  }
+  read_experts(hf, type, out, at, diag);
 
   // Dropout: Strata has one residual-branch setting (embedding and block outputs) and one on the
   // attention probabilities; a mask is saved when the rate is > 0.
@@ -443,18 +574,56 @@ ModelSpec parse_model(const json& raw, const std::string& pointer, Diagnostics& 
   m.attention_dropout = r.number("attention_dropout");
   m.num_experts = r.integer("num_local_experts");
   m.experts_per_token = m.num_experts > 0 ? r.integer("num_experts_per_tok") : 0;
+  m.moe_intermediate_size = r.has("moe_intermediate_size") ? r.integer("moe_intermediate_size") : m.intermediate_size;
+  m.num_shared_experts = r.integer("num_shared_experts");
+  m.shared_expert_intermediate_size = r.has("shared_expert_intermediate_size")
+                                          ? r.integer("shared_expert_intermediate_size") : m.moe_intermediate_size;
+  m.shared_expert_gate = r.boolean("shared_expert_gate");
+  m.first_k_dense_replace = r.integer("first_k_dense_replace");
+  m.router_bias = r.boolean("router_bias");
+  m.mtp_layers = r.integer("num_nextn_predict_layers");
+  m.attention = r.choice("attention") == "latent" ? AttentionKind::latent : AttentionKind::multi_head;
+  m.q_lora_rank = r.integer("q_lora_rank");
+  for (auto [key, field] : {std::pair{"kv_lora_rank", &m.kv_lora_rank}, std::pair{"qk_nope_head_dim", &m.qk_nope_head_dim},
+                            std::pair{"qk_rope_head_dim", &m.qk_rope_head_dim}, std::pair{"v_head_dim", &m.v_head_dim}})
+    *field = r.has(key) ? r.integer(key) : 0;
+  m.qk_norm = r.boolean("qk_norm");
+  // A latent-attention head scores over nope + rope dimensions (hidden_size / heads means nothing
+  // there: 56 for DeepSeek-V3).
+  if (m.latent() && !r.has("head_dim")) m.head_dim = m.qk_nope_head_dim + m.qk_rope_head_dim;
   m.flash_attention = r.boolean("flash_attention");
 
   if (diag.size() != errors_before) return m;  // cross-field checks need valid fields
   if (m.num_heads % m.num_kv_heads != 0)
     r.error("num_key_value_heads",
             fmt::format("{} does not divide num_attention_heads={}", m.num_kv_heads, m.num_heads));
-  if (!r.has("head_dim") && m.hidden_size % m.num_heads != 0)
+  if (!r.has("head_dim") && !m.latent() && m.hidden_size % m.num_heads != 0)
     r.error("num_attention_heads", fmt::format("{} does not divide hidden_size={} (set head_dim)",
                                                m.num_heads, m.hidden_size));
   if (m.num_experts > 0 && m.experts_per_token > m.num_experts)
-    r.error("num_experts_per_tok", fmt::format("{} exceeds num_local_experts={}", m.experts_per_token,
-                                               m.num_experts));
+    r.error("num_experts_per_tok", fmt::format("{} exceeds the {} routed experts", m.experts_per_token, m.num_experts));
+  // MoE knobs mean nothing without routed experts; a MoE needs at least one MoE block.
+  if (!m.is_moe()) {
+    for (const char* k : {"moe_intermediate_size", "num_shared_experts", "shared_expert_intermediate_size",
+                          "shared_expert_gate", "first_k_dense_replace", "router_bias"})
+      if (r.has(k) && doc.at(k) != json(0) && doc.at(k) != json(false))
+        r.error(k, fmt::format("set without routed experts (num_local_experts=0; got {})", doc.at(k).dump()));
+  } else if (m.first_k_dense_replace >= m.num_layers) {
+    r.error("first_k_dense_replace", fmt::format("{} leaves no MoE layer of num_hidden_layers={}",
+                                                 m.first_k_dense_replace, m.num_layers));
+  }
+  if (m.shared_expert_gate && m.num_shared_experts == 0)
+    r.error("shared_expert_gate", "gates shared experts, but num_shared_experts=0");
+  if (m.latent()) {
+    // Multi-head latent attention needs every shape of its projections (DeepSeek-V2 §2.1).
+    for (const char* k : {"kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"})
+      if (!r.has(k)) r.error(k, "missing (attention is latent)");
+  } else {
+    for (const char* k : {"q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim"})
+      if (r.has(k) && doc.at(k) != json(0))
+        r.error(k, fmt::format("a latent-attention shape, but attention is multi_head (got {}; set "
+                               "attention: latent)", doc.at(k).dump()));
+  }
   if (m.position_embedding == PositionEmbedding::learned && m.max_position_embeddings == 0)
     r.error("max_position_embeddings", "must be > 0 for a learned position embedding (got 0)");
   return m;

@@ -1,6 +1,7 @@
 #include "sim/config/scenario_spec.hpp"
 
 #include <algorithm>
+#include <filesystem>
 
 #include <fmt/format.h>
 
@@ -272,9 +273,17 @@ void check_cross_fields(Scenario& sc, ObjectReader& top, ObjectReader& tr, Objec
                                   hw.nic.bandwidth.value));
 
   // Parallel degrees: every violated constraint is reported, not only the first.
+  // Latent attention splits every head's Q, K and V, so K/V heads do not constrain TP; routed and
+  // shared experts split their own widths (column/row-parallel expert MLPs).
+  const bool moe = m.is_moe();
   const std::pair<const char*, std::int64_t> tp_divides[] = {
-      {"num_attention_heads", m.num_heads}, {"num_key_value_heads", m.num_kv_heads},
-      {"intermediate_size", m.intermediate_size}};
+      {"num_attention_heads", m.num_heads},
+      {"num_key_value_heads", m.latent() ? 0 : m.num_kv_heads},
+      {"intermediate_size", !moe || m.first_k_dense_replace > 0 || m.moe_intermediate_size == m.intermediate_size
+                                ? m.intermediate_size : 0},
+      {"moe_intermediate_size", moe && m.moe_intermediate_size != m.intermediate_size ? m.moe_intermediate_size : 0},
+      {"shared_expert_intermediate_size",
+       moe && m.num_shared_experts > 0 ? m.num_shared_experts * m.shared_expert_intermediate_size : 0}};
   for (const auto& [dimension, size] : tp_divides)
     if (size > 0 && size % p.tp != 0)
       par.error("tp", fmt::format("{} does not divide {}={}", p.tp, dimension, size));
@@ -431,6 +440,15 @@ Scenario parse_scenario(const json& doc, const SourceMap& sources) {
   sc.seed = top.integer("seed");
   if (top.has("model")) sc.model = parse_model(doc.at("model"), "/model", diag);
   else top.error("model", "missing required key (expected a model name, path or object)");
+  if (top.has("model") && sc.model.name.empty()) {
+    // A HuggingFace config.json without _name_or_path names no model: take its file's name (its
+    // folder's for a file called config.json, as the hub lays them out).
+    const auto [file, inner] = sources.locate("/model");
+    const std::filesystem::path path = file;
+    if (inner.empty() && file != sources.root_file())
+      sc.model.name = path.stem() == "config" && path.has_parent_path() ? path.parent_path().filename().string()
+                                                                         : path.stem().string();
+  }
   if (top.has("hardware")) sc.hardware = parse_hardware(doc.at("hardware"), "/hardware", diag);
   else top.error("hardware", "missing required key (expected a hardware profile name, path or object)");
   sc.gpus = top.has("gpus") ? top.integer("gpus") : 0;

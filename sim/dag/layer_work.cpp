@@ -89,9 +89,10 @@ std::vector<LayerWork> layer_work(const Scenario& sc, const ComputeGraph& graph)
     const Op op = expert_shard(share ? *share : graph_op, ep, pace);
     LayerWork& w = work[static_cast<std::size_t>(std::clamp(op.layer, 0, L - 1))];
     const bool in_block = op.layer >= 0 && op.layer < L;
-    // The router is replicated over TP (divided only by sequence parallelism); every other GEMM is
-    // split over the TP group (Megatron column/row-parallel linears, vocab-parallel head).
-    const double flops_div = (op.kind == OpKind::router ? (sp ? t : 1.0) : t) * static_cast<double>(cp);
+    // The router and the latent-attention down-projections are replicated over TP (divided only by
+    // sequence parallelism); every other GEMM is split over the TP group (Megatron column/row-parallel
+    // linears, vocab-parallel head). Under CP each rank has s/cp of the tokens.
+    const double flops_div = (op.tp_replicated ? (sp ? t : 1.0) : t) * static_cast<double>(cp);
     const double traffic = rank_bytes({"", op.memory_traffic, op.traffic_split}, policy);
     w.fwd_flops += op.forward_flops / flops_div;
     w.bwd_flops += op.backward_flops / flops_div;

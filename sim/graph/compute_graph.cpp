@@ -128,12 +128,61 @@ class GraphBuilder {
     return id;
   }
 
+  /// DeepSeek-V2 multi-head latent attention (DeepSeek-AI 2024 §2.1; transformers
+  /// DeepseekV2Attention): a down-projection h → q_lora_rank (absent when queries come straight
+  /// from h) and h → kv_lora_rank + qk_rope_head_dim, RMSNorms on both latents, then per-head
+  /// up-projections to Q (nope + rope) and to K_nope and V. The down-projections are replicated over
+  /// TP (Megatron-Core MLA builds them "duplicated"); the up-projections are column-parallel.
+  /// Returns the op that produces Q, K and V.
+  OpId add_latent_projections(int layer, OpId norm_out) {
+    const double h = m_.hidden_size, sb = s_ * b_, a = m_.num_heads;
+    const double dq = m_.q_lora_rank, dkv = m_.kv_lora_rank, rope = m_.qk_rope_head_dim;
+    const double qk = m_.qk_nope_head_dim + rope, v = m_.v_head_dim;
+    auto name = [&](const char* what) { return fmt::format("layer{}.{}", layer, what); };
+
+    Op down{.name = name("latent_down"), .kind = OpKind::qkv_projection, .layer = layer};
+    down.params_replicated = h * (dq + dkv + rope) + (m_.attention_bias ? dq + dkv + rope : 0.0);
+    down.forward_flops = 2.0 * sb * h * (dq + dkv + rope);
+    if (dq > 0) down.gemms.push_back({sb, dq, h, 1.0, GemmSplit::none});
+    down.gemms.push_back({sb, dkv + rope, h, 1.0, GemmSplit::none});
+    down.backward_flops = 2.0 * down.forward_flops;
+    down.tp_replicated = true;
+    down.saved.push_back({"attention latent projection input", act_ * sb * h, Split::sequence});
+    down.output_bytes = act_ * sb * (dq + dkv + rope);
+    OpId id = add(down, norm_out);
+
+    Op norm{.name = name("latent_norm"), .kind = OpKind::norm, .layer = layer};
+    norm.params_replicated = dq + dkv;  // RMSNorm gains of q_a_layernorm and kv_a_layernorm
+    norm.saved.push_back({"Q and KV latents", act_ * sb * (dq + dkv), Split::sequence});
+    norm.output_bytes = act_ * sb * (dq + dkv + rope);
+    norm.memory_traffic = 2.0 * act_ * sb * (dq + dkv);
+    id = add(norm, id);
+
+    // Queries from the normed latent, or straight from h (q_proj, V2-Lite): h is the
+    // down-projection's input, already kept.
+    const double q_in = dq > 0 ? dq : h;
+    Op up{.name = name("qkv"), .kind = OpKind::qkv_projection, .layer = layer};
+    up.params_split = q_in * a * qk + dkv * a * (qk - rope + v);  // no biases on q_b/q_proj and kv_b
+    up.forward_flops = 2.0 * sb * (q_in * a * qk + dkv * a * (qk - rope + v));
+    up.gemms = {{sb, a * qk, q_in, 1.0, GemmSplit::n}, {sb, a * (qk - rope + v), dkv, 1.0, GemmSplit::n}};
+    up.backward_flops = 2.0 * up.forward_flops;
+    // The normed latents: the small per-token K/V state MLA keeps (kv_lora_rank + the shared rope key).
+    up.saved.push_back({"normed KV latent", act_ * sb * dkv, Split::sequence});
+    if (dq > 0) up.saved.push_back({"normed Q latent", act_ * sb * dq, Split::sequence});
+    up.output_bytes = act_ * sb * (a * qk + a * (qk - rope + v));
+    return add(up, id);
+  }
+
   OpId add_block(int layer, OpId block_input) {
     const double h = m_.hidden_size, s = s_, b = b_;
     const double sbh = s * b * h;
-    const double qw = static_cast<double>(m_.q_width()), kvw = static_cast<double>(m_.kv_width());
     const double a = m_.num_heads;
-    const double I = m_.intermediate_size;
+    // Widths of Q, K, V and the attention output: K and V are per KV head for multi-head attention;
+    // latent attention rebuilds them for every head, K with the shared rotary part broadcast.
+    const double qw = static_cast<double>(m_.q_width());
+    const double kw = m_.latent() ? qw : static_cast<double>(m_.kv_width());
+    const double vw = m_.latent() ? a * static_cast<double>(m_.v_head_dim) : static_cast<double>(m_.kv_width());
+    const double ow = static_cast<double>(m_.attn_out_width());
     auto name = [&](const char* what) { return fmt::format("layer{}.{}", layer, what); };
 
     Op n1{.name = name("attn_norm"), .kind = OpKind::norm, .layer = layer};
@@ -143,15 +192,30 @@ class GraphBuilder {
     n1.memory_traffic = 2.0 * act_ * sbh;
     OpId id = add(n1, block_input);
 
-    Op qkv{.name = name("qkv"), .kind = OpKind::qkv_projection, .layer = layer};
-    const double qkv_out = qw + 2.0 * kvw;
-    qkv.params_split = h * qkv_out + (m_.attention_bias ? qkv_out : 0.0);
-    qkv.forward_flops = 2.0 * s * b * h * qkv_out;
-    qkv.gemms = {{s * b, qkv_out, h, 1.0, GemmSplit::n}};
-    qkv.backward_flops = 2.0 * qkv.forward_flops;
-    qkv.saved.push_back({"QKV input", act_ * sbh, Split::sequence});
-    qkv.output_bytes = act_ * s * b * qkv_out;
-    id = add(qkv, id);
+    if (m_.latent()) {
+      id = add_latent_projections(layer, id);
+    } else {
+      Op qkv{.name = name("qkv"), .kind = OpKind::qkv_projection, .layer = layer};
+      const double qkv_out = qw + 2.0 * kw;
+      qkv.params_split = h * qkv_out + (m_.attention_bias ? qkv_out : 0.0);
+      qkv.forward_flops = 2.0 * s * b * h * qkv_out;
+      qkv.gemms = {{s * b, qkv_out, h, 1.0, GemmSplit::n}};
+      qkv.backward_flops = 2.0 * qkv.forward_flops;
+      qkv.saved.push_back({"QKV input", act_ * sbh, Split::sequence});
+      qkv.output_bytes = act_ * s * b * qkv_out;
+      id = add(qkv, id);
+    }
+    if (m_.qk_norm) {
+      // Qwen3 q_norm/k_norm: an RMSNorm of head_dim gains over every head of Q and of K; it keeps
+      // its inputs for backward.
+      Op qkn{.name = name("qk_norm"), .kind = OpKind::norm, .layer = layer};
+      qkn.params_replicated = 2.0 * static_cast<double>(m_.head_dim);
+      qkn.saved.push_back({"Q and K before their norms", act_ * s * b * (qw + kw), Split::tensor});
+      qkn.output_bytes = act_ * s * b * (qw + 2.0 * kw);
+      qkn.memory_traffic = 2.0 * act_ * s * b * (qw + kw);
+      qkn.traffic_split = Split::tensor;
+      id = add(qkn, id);
+    }
 
     // Korthikanti et al. 2022 §4.1: Q, K (4sbh), V (2sbh), softmax output (2as²b), its dropout mask
     // (as²b) and dropout output (2as²b); GQA shrinks K and V to kv_heads·head_dim.
@@ -160,19 +224,21 @@ class GraphBuilder {
     // (FlashAttention-2 window_size, Dao 2023); eager attention computes the full s×s scores.
     const double keys =
         flash_ && m_.windowed(layer) ? std::min(s, static_cast<double>(m_.sliding_window)) : s;
-    core.forward_flops = 4.0 * b * s * keys * qw;  // QK^T and attention·V
-    const double head_dim = qw / a;
+    core.forward_flops = 2.0 * b * s * keys * (qw + ow);  // QK^T over Q's width, attention·V over V's
+    // One head width for the fused kernel's FLOPs: the mean of the score and value widths (latent
+    // attention: 192 and 128), which gives the same 4·b·heads·s·keys·width.
+    const double head_dim = (qw + ow) / (2.0 * a);
     if (flash_) core.fused_attention = AttentionShape{b, a, s, keys, head_dim, keys >= s};
-    else core.gemms = {{s, keys, head_dim, b * a, GemmSplit::count}, {s, head_dim, keys, b * a, GemmSplit::count}};
+    else core.gemms = {{s, keys, qw / a, b * a, GemmSplit::count}, {s, ow / a, keys, b * a, GemmSplit::count}};
     core.backward_flops = 2.0 * core.forward_flops;
     core.saved.push_back({"Q", act_ * s * b * qw, Split::tensor});
-    core.saved.push_back({"K", act_ * s * b * kvw, Split::tensor});
-    core.saved.push_back({"V", act_ * s * b * kvw, Split::tensor});
+    core.saved.push_back({"K", act_ * s * b * kw, Split::tensor});
+    core.saved.push_back({"V", act_ * s * b * vw, Split::tensor});
     core.traffic_split = Split::tensor;
     if (flash_) {
       // Fused attention recomputes the scores in backward; it keeps only the row logsumexp.
       core.saved.push_back({"softmax logsumexp", kFp32Bytes * a * s * b, Split::tensor});
-      core.memory_traffic = act_ * s * b * (2.0 * qw + 2.0 * kvw);  // read Q, K, V; write O
+      core.memory_traffic = act_ * s * b * (qw + kw + vw + ow);  // read Q, K, V; write O
     } else {
       const double scores = a * s * s * b;
       core.saved.push_back({"softmax output", act_ * scores, Split::tensor, true});
@@ -190,16 +256,16 @@ class GraphBuilder {
         core.memory_traffic += scores * (2.0 * act_ + kMaskBytes);
       }
     }
-    core.output_bytes = act_ * s * b * qw;
+    core.output_bytes = act_ * s * b * ow;
     id = add(core, id);
 
     Op out{.name = name("attn_out"), .kind = OpKind::attention_output, .layer = layer};
-    out.params_split = qw * h;
+    out.params_split = ow * h;
     out.params_replicated = m_.attention_output_bias ? h : 0.0;  // row-parallel bias is added after the reduce
-    out.forward_flops = 2.0 * s * b * qw * h;
-    out.gemms = {{s * b, h, qw, 1.0, GemmSplit::k}};
+    out.forward_flops = 2.0 * s * b * ow * h;
+    out.gemms = {{s * b, h, ow, 1.0, GemmSplit::k}};
     out.backward_flops = 2.0 * out.forward_flops;
-    out.saved.push_back({"attention projection input", act_ * s * b * qw, Split::tensor});
+    out.saved.push_back({"attention projection input", act_ * s * b * ow, Split::tensor});
     if (m_.hidden_dropout > 0) out.saved.push_back({"attention residual dropout mask", kMaskBytes * sbh, Split::sequence});
     out.output_bytes = act_ * sbh;
     out.memory_traffic = residual_traffic(sbh);
@@ -217,38 +283,75 @@ class GraphBuilder {
     n2.memory_traffic = 2.0 * act_ * sbh;
     id = add(n2, id);
 
-    const bool gated = m_.mlp == MlpKind::gated;
-    const double up_width = gated ? 2.0 * I : I;
-    // One expert's MLP, or the dense MLP; MoE multiplies work and activations by the experts each
-    // token visits and weights by the number of experts.
-    const double visits = m_.is_moe() ? static_cast<double>(m_.experts_per_token) : 1.0;
-    const double copies = m_.is_moe() ? static_cast<double>(m_.num_experts) : 1.0;
-
-    if (m_.is_moe()) {
+    const bool moe = m_.moe_layer(layer);
+    const double E = static_cast<double>(m_.num_experts);
+    const double shared = moe ? static_cast<double>(m_.num_shared_experts * m_.shared_expert_intermediate_size) : 0.0;
+    if (moe) {
       Op router{.name = name("router"), .kind = OpKind::router, .layer = layer};
-      router.params_replicated = h * m_.num_experts;
-      router.forward_flops = 2.0 * s * b * h * m_.num_experts;
-      router.gemms = {{s * b, static_cast<double>(m_.num_experts), h, 1.0, GemmSplit::none}};
+      router.params_replicated = h * E + (m_.router_bias ? E : 0.0);
+      router.forward_flops = 2.0 * s * b * h * E;
+      router.gemms = {{s * b, E, h, 1.0, GemmSplit::none}};
+      if (m_.shared_expert_gate) {
+        // Qwen2-MoE shared_expert_gate: Linear(h, 1) whose sigmoid scales the shared expert.
+        router.params_replicated += h;
+        router.forward_flops += 2.0 * s * b * h;
+        router.gemms.push_back({s * b, 1.0, h, 1.0, GemmSplit::none});
+      }
       router.backward_flops = 2.0 * router.forward_flops;
+      router.tp_replicated = true;
       router.saved.push_back({"router logits", kFp32Bytes * s * b * m_.num_experts, Split::sequence});
       router.output_bytes = kFp32Bytes * s * b * m_.num_experts;
       id = add(router, id);
     }
+    // Routed experts (each one an MLP of moe_intermediate_size) or the dense MLP; MoE multiplies
+    // work and activations by the experts each token visits and weights by the number of experts.
+    const double I = static_cast<double>(moe ? m_.moe_intermediate_size : m_.intermediate_size);
+    const double visits = moe ? static_cast<double>(m_.experts_per_token) : 1.0;
+    const double copies = moe ? E : 1.0;
+    id = add_mlp(layer, id, moe ? "experts" : "mlp", moe ? OpKind::experts : OpKind::mlp_up,
+                 moe ? OpKind::experts : OpKind::mlp_down, I, visits, copies, true);
+    if (shared > 0) {
+      // Shared experts: one dense MLP of n_shared · width every token passes through (DeepSeek's
+      // DeepseekV2MLP(intermediate_size = moe_intermediate_size · n_shared_experts); Qwen2-MoE's
+      // shared_expert). It reads the MLP norm output the routed experts already keep.
+      id = add_mlp(layer, id, "shared_experts", OpKind::mlp_up, OpKind::mlp_down, shared, 1.0, 1.0, false);
+    }
+    if (m_.sandwich_norm) id = add(post_norm(name("mlp_post_norm"), layer, "MLP post-norm input"), id);
+    boost::add_edge(attn_residual, id, TensorEdge{act_ * sbh}, g_);  // residual
+    return id;
+  }
 
-    Op up{.name = name(m_.is_moe() ? "experts_up" : "mlp_up"),
-          .kind = m_.is_moe() ? OpKind::experts : OpKind::mlp_up, .layer = layer};
+  /// An MLP of width I: up (gate·up when gated), activation, down. `visits` copies of each token's
+  /// work and activations (the routed experts it goes to), `copies` of the weights (the experts).
+  /// The first MLP of a block keeps its input and adds the residual; a shared expert beside the
+  /// routed ones reads the same kept input and adds its output to theirs.
+  OpId add_mlp(int layer, OpId from, const char* prefix, OpKind up_kind, OpKind down_kind, double I, double visits,
+               double copies, bool first) {
+    const double h = m_.hidden_size, s = s_, b = b_;
+    const double sbh = s * b * h;
+    const bool gated = m_.mlp == MlpKind::gated;
+    const double up_width = gated ? 2.0 * I : I;
+    const bool routed = up_kind == OpKind::experts;
+    auto name = [&](const char* what) {
+      return std::string(prefix) == "mlp" ? fmt::format("layer{}.mlp_{}", layer, what)
+                                          : fmt::format("layer{}.{}_{}", layer, prefix, what);
+    };
+
+    Op up{.name = name("up"), .kind = up_kind, .layer = layer};
     up.params_split = copies * (h * up_width + (m_.mlp_bias ? up_width : 0.0));
     up.forward_flops = visits * 2.0 * s * b * h * up_width;
     // An expert sees the tokens routed to it: visits/experts of them on average.
     up.gemms = {{s * b * visits / copies, up_width, h, copies, GemmSplit::n}};
     up.backward_flops = 2.0 * up.forward_flops;
-    up.saved.push_back({"MLP input", act_ * sbh, Split::sequence});
-    if (m_.is_moe() && visits > 1.0)
+    if (first) up.saved.push_back({"MLP input", act_ * sbh, Split::sequence});
+    if (routed && visits > 1.0)
       up.saved.push_back({"routed token copies", (visits - 1.0) * act_ * sbh, Split::sequence});
+    if (routed) up.active_fraction = visits / copies;
     up.output_bytes = visits * act_ * s * b * up_width;
-    id = add(up, id);
+    OpId id = add(up, from);
 
-    Op act{.name = name("mlp_act"), .kind = OpKind::mlp_activation, .layer = layer};
+    // The routed experts' activation keeps the dense MLP's op name (reports and traces name it).
+    Op act{.name = routed ? fmt::format("layer{}.mlp_act", layer) : name("act"), .kind = OpKind::mlp_activation, .layer = layer};
     if (gated) {
       act.saved.push_back({"gate projection output", visits * act_ * s * b * I, Split::tensor});
       act.saved.push_back({"up projection output", visits * act_ * s * b * I, Split::tensor});
@@ -260,21 +363,21 @@ class GraphBuilder {
     act.traffic_split = Split::tensor;
     id = add(act, id);
 
-    Op down{.name = name(m_.is_moe() ? "experts_down" : "mlp_down"),
-            .kind = m_.is_moe() ? OpKind::experts : OpKind::mlp_down, .layer = layer};
+    Op down{.name = name("down"), .kind = down_kind, .layer = layer};
     down.params_split = copies * I * h;
     down.params_replicated = m_.mlp_bias ? copies * h : 0.0;
     down.forward_flops = visits * 2.0 * s * b * I * h;
     down.gemms = {{s * b * visits / copies, h, I, copies, GemmSplit::k}};
     down.backward_flops = 2.0 * down.forward_flops;
     down.saved.push_back({"down projection input", visits * act_ * s * b * I, Split::tensor});
-    if (m_.hidden_dropout > 0) down.saved.push_back({"MLP residual dropout mask", kMaskBytes * sbh, Split::sequence});
+    if (routed) down.active_fraction = visits / copies;
+    if (first && m_.hidden_dropout > 0)
+      down.saved.push_back({"MLP residual dropout mask", kMaskBytes * sbh, Split::sequence});
     down.output_bytes = act_ * sbh;
-    down.memory_traffic = residual_traffic(sbh);
-    id = add(down, id);
-    if (m_.sandwich_norm) id = add(post_norm(name("mlp_post_norm"), layer, "MLP post-norm input"), id);
-    boost::add_edge(attn_residual, id, TensorEdge{act_ * sbh}, g_);  // residual
-    return id;
+    // The first adds the residual; a shared expert's output is added to the routed experts' sum
+    // (read both, write one).
+    down.memory_traffic = first ? residual_traffic(sbh) : 3.0 * act_ * sbh;
+    return add(down, id);
   }
 
   const ModelSpec& m_;
@@ -299,6 +402,13 @@ std::vector<OpId> topological_order(const ComputeGraph& graph) {
     throw std::logic_error("computation graph has a cycle");
   }
   return {reversed.rbegin(), reversed.rend()};
+}
+
+double active_parameters(const ComputeGraph& graph) {
+  double total = 0.0;
+  for (auto v : boost::make_iterator_range(boost::vertices(graph)))
+    if (!graph[v].shares_embedding) total += graph[v].params() * graph[v].active_fraction;
+  return total;
 }
 
 double total_parameters(const ComputeGraph& graph) {
@@ -328,6 +438,7 @@ ParameterBreakdown parameter_breakdown(const ComputeGraph& graph) {
       case OpKind::loss: break;
     }
   }
+  p.active = active_parameters(graph);
   return p;
 }
 

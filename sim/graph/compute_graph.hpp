@@ -97,6 +97,11 @@ struct Op {
   std::vector<GemmShape> gemms = {};
   /// Set on a fused attention core (its FLOPs are not GEMMs the library tiles).
   std::optional<AttentionShape> fused_attention = std::nullopt;
+  /// Every TP rank computes all of it (the MoE router, the latent-attention down-projections):
+  /// divided over the TP group only by sequence parallelism.
+  bool tp_replicated = false;
+  /// Share of the op's weights one token uses: k of E routed experts; 1 for every other op.
+  double active_fraction = 1.0;
 
   double params() const { return params_split + params_replicated; }
 };
@@ -126,13 +131,20 @@ std::vector<OpId> topological_order(const ComputeGraph& graph);
 /// Total parameters of the model (a tied LM head counted once).
 double total_parameters(const ComputeGraph& graph);
 
+/// Parameters one token uses in a forward pass (a tied LM head counted once): all but the routed
+/// experts the token is not sent to. The embedding and LM head count in full, as Mistral's 12.9B of
+/// Mixtral 8x7B does (docs/references.md, "MoE models").
+double active_parameters(const ComputeGraph& graph);
+
 /// Parameters by the part of the model that holds them; they add up to total_parameters().
 struct ParameterBreakdown {
   double embedding = 0.0;  ///< token (and position) embedding
   double attention = 0.0;  ///< Q/K/V and output projections with their biases
-  double mlp = 0.0;        ///< MLP or experts and router
+  double mlp = 0.0;        ///< MLP or experts (routed and shared) and router
   double norms = 0.0;
   double lm_head = 0.0;    ///< 0 when tied to the embedding
+  /// Not a part: the parameters one token uses (active_parameters()); the total for dense models.
+  double active = 0.0;
 };
 ParameterBreakdown parameter_breakdown(const ComputeGraph& graph);
 

@@ -97,7 +97,7 @@ OpSeconds KernelCosts::op_seconds(const Op& op, double tp, double forward_traffi
     shaped_flops += 4.0 * a.batch * a.heads * a.queries * a.keys * a.head_dim;
   }
   // FLOPs no shape describes run at the large-GEMM rate.
-  const double rest = std::max(0.0, op.forward_flops / (op.kind == OpKind::router ? 1.0 : tp) - shaped_flops);
+  const double rest = std::max(0.0, op.forward_flops / (op.tp_replicated ? 1.0 : tp) - shaped_flops);
   if (op.gemms.empty() && !op.fused_attention && rest > 0.0) {
     s.forward += flops_seconds(rest);
     s.backward += flops_seconds(2.0 * rest);

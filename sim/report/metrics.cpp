@@ -253,6 +253,28 @@ std::vector<Metric> build_table() {
   add(model("model.experts", U::count, "MoE experts per layer (0: dense)", [](auto& in) { return json(M(in).num_experts); }));
   add(model("model.experts_per_token", U::count, "MoE experts each token is routed to",
             [](auto& in) { return json(M(in).experts_per_token); }));
+  add(model("model.active_params", U::count,
+            "parameters one token uses: all but the routed experts it is not sent to (= the total for a dense model)",
+            [](auto& in) { return json(in.parameters->active); }));
+  add(model("model.moe_intermediate_size", U::count, "width of one routed expert's MLP (0: dense)",
+            [](auto& in) { return json(M(in).is_moe() ? M(in).moe_intermediate_size : 0); }));
+  add(model("model.shared_experts", U::count, "experts every token passes through besides the routed ones",
+            [](auto& in) { return json(M(in).is_moe() ? M(in).num_shared_experts : 0); }));
+  add(model("model.shared_expert_intermediate_size", U::count, "width of one shared expert (0: none)",
+            [](auto& in) {
+              return json(M(in).is_moe() && M(in).num_shared_experts > 0 ? M(in).shared_expert_intermediate_size : 0);
+            }));
+  add(model("model.moe_layers", U::count, "blocks with experts; the first first_k_dense_replace blocks have a dense MLP",
+            [](auto& in) { return json(M(in).moe_layers()); }));
+  add(model("model.mtp_layers_not_simulated", U::count,
+            "multi-token-prediction modules in the checkpoint (DeepSeek-V3), left out of parameters, work and memory",
+            [](auto& in) { return json(M(in).mtp_layers); }));
+  add(model("model.attention", U::text, "attention kind: multi_head (MHA/GQA) or latent (DeepSeek multi-head latent)",
+            [](auto& in) { return json(to_string(M(in).attention)); }));
+  add(model("model.kv_elements_per_token", U::count,
+            "K/V elements a token leaves per layer: 2·kv_heads·head_dim, or kv_lora_rank + qk_rope_head_dim for latent "
+            "attention (what a KV cache keeps)",
+            [](auto& in) { return json(M(in).kv_elements_per_token()); }));
   add(model("model.tied_embeddings", U::flag, "output head shares the embedding's weights",
             [](auto& in) { return json(M(in).tie_word_embeddings); }));
   add(model("model.parallel_residual", U::flag, "attention and MLP read the same input (GPT-J style)",

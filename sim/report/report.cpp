@@ -54,7 +54,11 @@ std::string summary_table(const Scenario& sc, const RunResult& r) {
   std::string out;
   auto line = [&](std::string s) { out += s + "\n"; };
   line(fmt::format("Strata {} — {}", STRATA_VERSION, sc.name.empty() ? sc.model.name : sc.name));
-  line(fmt::format("model      {} ({} parameters, {} layers)", sc.model.name, format_count(r.parameters),
+  // A MoE's active parameters: one token's share of the weights, what its FLOPs scale with.
+  const std::string active = sc.model.is_moe()
+                                 ? fmt::format(", {} active per token", format_count(r.parameters_by_kind.active))
+                                 : "";
+  line(fmt::format("model      {} ({} parameters{}, {} layers)", sc.model.name, format_count(r.parameters), active,
                    sc.model.num_layers));
   line(fmt::format("hardware   {} × {} GPUs ({} node(s) of {}), HBM {}", sc.hardware.name, sc.gpus, sc.nodes,
                    sc.hardware.gpus_per_node, format_bytes(sc.hardware.gpu.hbm.value)));

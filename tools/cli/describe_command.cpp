@@ -27,7 +27,8 @@ void print_table(const std::string& section, const ParamTable& table) {
 }
 
 void describe_models(const FolderCatalog& catalog) {
-  std::printf("%-18s %10s %7s %6s %6s  %s\n", "model", "parameters", "hidden", "layers", "heads", "description");
+  std::printf("%-18s %10s %10s %7s %6s %6s  %s\n", "model", "parameters", "active", "hidden", "layers", "heads",
+              "description");
   for (const auto& name : catalog.list("model")) {
     try {
       auto doc = read_json_file(*catalog.find("model", name), name);
@@ -35,9 +36,12 @@ void describe_models(const FolderCatalog& catalog) {
       ModelSpec m = parse_model(doc, "", diag);
       if (!diag.empty()) throw InputError(diag.items());
       GraphShape shape{.seq_len = std::max<std::int64_t>(1, m.max_position_embeddings)};
-      double params = total_parameters(build_compute_graph(m, shape));
-      std::string desc = doc.value("description", std::string{});
-      std::printf("%-18s %10s %7lld %6lld %6lld  %s\n", name.c_str(), format_count(params).c_str(),
+      const ComputeGraph graph = build_compute_graph(m, shape);
+      // A HuggingFace config has no description: its model_type says what it is.
+      std::string desc = m.format == "huggingface" ? fmt::format("HuggingFace config.json ({})", m.model_type)
+                                                   : doc.value("description", std::string{});
+      std::printf("%-18s %10s %10s %7lld %6lld %6lld  %s\n", name.c_str(),
+                  format_count(total_parameters(graph)).c_str(), format_count(active_parameters(graph)).c_str(),
                   static_cast<long long>(m.hidden_size), static_cast<long long>(m.num_layers),
                   static_cast<long long>(m.num_heads), desc.c_str());
     } catch (const std::exception& e) {
@@ -69,10 +73,12 @@ void describe_model(const FolderCatalog& catalog, const std::string& name) {
   nlohmann::json d = model_description(m, parameter_breakdown(graph));
   if (m.name.empty() || m.name == shown) std::printf("%s\n", shown.c_str());
   else std::printf("%s (%s)\n", m.name.c_str(), shown.c_str());
-  std::printf("  %-22s %s\n", "parameters", format_count(total_parameters(graph)).c_str());
+  // Wide enough for the longest key (shared_expert_intermediate_size).
+  std::printf("  %-32s %s\n", "parameters", format_count(total_parameters(graph)).c_str());
+  std::printf("  %-32s %s\n", "active_params", format_count(active_parameters(graph)).c_str());
   for (const auto& [key, value] : d.items()) {
-    if (key == "parameters_by_kind") continue;
-    std::printf("  %-22s %s\n", key.c_str(), value.is_string() ? value.get<std::string>().c_str() : value.dump().c_str());
+    if (key == "parameters_by_kind" || key == "active_params") continue;
+    std::printf("  %-32s %s\n", key.c_str(), value.is_string() ? value.get<std::string>().c_str() : value.dump().c_str());
   }
   std::printf("  parameters by kind\n");
   for (const char* kind : {"embedding", "attention", "mlp", "norms", "lm_head"})
