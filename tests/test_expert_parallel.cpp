@@ -86,7 +86,7 @@ TEST_CASE("All-to-all takes (n-1)/n of each rank's bytes over its link: NVLink i
     double alpha = 0.0;
     for (LinkId l : platform.route(Device::gpu(0), Device::gpu(1), inter_node)) alpha += platform.link(l).latency;
     for (std::int64_t n : {2, 4, 8}) {
-      const RankLayout layout{1, 1, n, hw.gpus_per_node, n};
+      const RankLayout layout{.tp = 1, .pp = 1, .dp = n, .gpus_per_node = hw.gpus_per_node, .ep = n};
       const double expected = (n - 1.0) / n * S / B + alpha;
       for (bool folded : {false, true})
         for (bool des : {false, true}) {
@@ -108,7 +108,7 @@ TEST_CASE("All-to-all over two nodes: the NIC share sets the pace", "[analytic][
   double alpha = 0.0;
   for (LinkId l : platform.route(Device::gpu(0), Device::gpu(4), true)) alpha += platform.link(l).latency;
   const double expected = std::max(3.0 / 8.0 * S / nvlink, 4.0 / 8.0 * S / nic) + alpha;
-  const RankLayout layout{1, 1, 8, 4, 8};
+  const RankLayout layout{.tp = 1, .pp = 1, .dp = 8, .gpus_per_node = 4, .ep = 8};
   for (bool des : {false, true}) {
     INFO(fmt::format("des {}", des));
     CHECK(run(all_to_all_dag(8, S, false, layout), hw, 8, des) == Approx(expected).epsilon(1e-6));
@@ -116,7 +116,7 @@ TEST_CASE("All-to-all over two nodes: the NIC share sets the pace", "[analytic][
 }
 
 TEST_CASE("Rank layout: EP groups are ep consecutive DP indices, expert-DP groups the rest", "[ep]") {
-  const RankLayout l{2, 2, 8, 8, 4};  // tp 2, pp 2, dp 8, ep 4
+  const RankLayout l{.tp = 2, .pp = 2, .dp = 8, .gpus_per_node = 8, .ep = 4};
   const std::int64_t r = l.rank(1, 5, 1);
   CHECK(l.ep_group(r) == std::vector<std::int64_t>{l.rank(1, 4, 1), l.rank(1, 5, 1), l.rank(1, 6, 1), l.rank(1, 7, 1)});
   CHECK(l.expert_dp_group(r) == std::vector<std::int64_t>{l.rank(1, 1, 1), l.rank(1, 5, 1)});
@@ -253,4 +253,14 @@ TEST_CASE("EP: folding the ranks of a stage gives the unfolded iteration time", 
   const double a = folded.simulation->throughput.iteration_time, b = unfolded.simulation->throughput.iteration_time;
   CHECK(a == Approx(b).epsilon(5e-3));
   CHECK(folded.simulation->analysis.breakdown.exposed_comm.count(TaskKind::ep_comm) == 1);
+}
+
+TEST_CASE("Rank layout with EP and CP: EP groups keep their CP index, expert-DP groups take every CP rank", "[ep][cp]") {
+  const RankLayout l{.tp = 2, .pp = 1, .dp = 4, .gpus_per_node = 8, .cp = 2, .ep = 2};
+  // replica index = dp_index·cp + cp_index
+  const std::int64_t r = l.rank(0, 3 * 2 + 1, 0);  // dp index 3, cp index 1
+  CHECK(l.ep_group(r) == std::vector<std::int64_t>{l.rank(0, 2 * 2 + 1, 0), l.rank(0, 3 * 2 + 1, 0)});
+  CHECK(l.expert_dp_group(r) ==
+        std::vector<std::int64_t>{l.rank(0, 1 * 2 + 0, 0), l.rank(0, 1 * 2 + 1, 0), l.rank(0, 3 * 2 + 0, 0),
+                                  l.rank(0, 3 * 2 + 1, 0)});
 }
