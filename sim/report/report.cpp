@@ -1,6 +1,7 @@
 #include "sim/report/report.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <cmath>
 #include <cstdlib>
@@ -60,9 +61,20 @@ std::string summary_table(const Scenario& sc, const RunResult& r) {
                    sc.hardware.gpus_per_node, format_bytes(sc.hardware.gpu.hbm.value)));
   line(fmt::format("parallel   TP {} · PP {} · DP {}{}, {} schedule, {} micro-batches", p.tp, p.pp, p.dp,
                    p.sequence_parallel ? " + SP" : "", to_string(p.schedule), sc.num_microbatches()));
-  line(fmt::format("framework  {} (gradient reduction {}, attention {})", to_string(sc.training.framework),
-                   sc.training.behaviour.overlap_grad_reduce ? "overlapped" : "after each backward, not overlapped",
-                   sc.training.flash_attention ? to_string(sc.training.behaviour.attention) : "unfused"));
+  {
+    const FrameworkBehaviour& b = sc.training.behaviour;
+    std::string overlapped, blocking;
+    for (auto [what, on] : {std::pair{"gradient reduction", b.overlap_grad_reduce}, {"param gathers", b.overlap_param_gather},
+                            {"TP comm", b.overlap_tp_comm}, {"pipeline sends", b.overlap_p2p_comm}})
+      (on ? overlapped : blocking) += fmt::format("{}{}", (on ? overlapped : blocking).empty() ? "" : ", ", what);
+    line(fmt::format("framework  {} (overlapped: {}; blocking: {}; attention {})", to_string(sc.training.framework),
+                     overlapped.empty() ? "none" : overlapped, blocking.empty() ? "none" : blocking,
+                     sc.training.flash_attention ? to_string(b.attention) : "unfused"));
+  }
+  if (p.pp > 1)
+    line(fmt::format("pipeline   {} partition, blocks per chunk {}",
+                     p.pipeline_layers.empty() ? to_string(p.pipeline_partition) : std::string("explicit"),
+                     fmt::join(chunk_layers(r.partition), " ")));
   std::string offload;
   const OffloadSpec& o = sc.memory.offload;
   for (auto [what, tier] : {std::pair{"optimizer", o.optimizer}, {"params", o.params}, {"activations", o.activations}})
