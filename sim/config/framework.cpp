@@ -21,7 +21,7 @@ std::string to_string(AttentionKernel k) {
 }
 
 FrameworkBehaviour preset(Framework f, std::int64_t zero_stage, bool interleaved) {
-  // Sources for each switch: docs/references.md, Framework overlap policies.
+  // Sources for each switch: docs/references.md, Framework behaviour.
   switch (f) {
     // Narayanan et al. 2021 (SC21): the data-parallel all-reduce runs after the pipeline flush; no
     // ZeRO-3, tensor-parallel all-reduces and pipeline sends block the compute stream.
