@@ -74,3 +74,17 @@ TEST_CASE("strata run --html writes one offline page under 5 MB, and refuses a f
   CHECK(std::filesystem::is_directory(folder));
   std::filesystem::remove_all(folder);
 }
+
+TEST_CASE("compare --html - writes only the page to standard output; the table goes to stderr", "[cli][html][slow]") {
+  const std::string report = test::temp_file("compare-a.json");
+  REQUIRE(test::strata_cli("run default -q --json " + report).code == 0);
+  const auto r = test::strata_cli("compare " + report + " " + report + " --html -");
+  REQUIRE(r.code == 0);
+  CHECK(r.out.starts_with("<!DOCTYPE html>"));
+  CHECK(r.out.find("metric                ") == std::string::npos);  // the table's header
+  const std::string table = test::temp_file("compare-table.txt");
+  REQUIRE(test::strata_cli("compare " + report + " " + report + " --html -", table).code == 0);
+  CHECK(slurp(table).find("0 metric(s) differ") != std::string::npos);
+  std::filesystem::remove(report);
+  std::filesystem::remove(table);
+}

@@ -16,7 +16,7 @@ CheckpointResult simulate_checkpoint(const Scenario& sc, const CheckpointSimulat
   const CheckpointBehaviour policy = behaviour(spec.strategy);
   const auto per_rank = checkpoint_bytes_per_rank(sc, r.memory);
   for (std::size_t s = 0; s < per_rank.size(); ++s) {
-    c.size_bytes += per_rank[s] * static_cast<double>(sc.parallelism.tp * sc.parallelism.dp);
+    c.size_bytes += per_rank[s] * static_cast<double>(sc.parallelism.tp * sc.parallelism.dp * sc.parallelism.cp);
     c.max_rank_bytes = std::max(c.max_rank_bytes, per_rank[s]);
   }
   if (!policy.writes_checkpoints) {

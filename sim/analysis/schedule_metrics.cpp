@@ -28,13 +28,14 @@ double TimeBreakdown::exposed_offload() const {
 namespace {
 
 /// What a GPU is doing when several of its streams are busy: compute hides communication, and
-/// among transfers the one nearest the critical path is named (TP blocks compute directly, then
-/// pipeline transfers, then ZeRO gathers, then gradient reduction, then offload copies and the
+/// among transfers the one nearest the critical path is named (TP blocks compute directly, and so
+/// does a CP ring step the next attention block waits for; then pipeline transfers, then ZeRO gathers, then gradient reduction, then offload copies and the
 /// host's optimizer step, checkpoints, and last the data reads: a GPU idle while only its next
 /// batch is loading waits for data).
-constexpr std::array<TaskKind, 10> kPriority = {
-    TaskKind::forward, TaskKind::recompute, TaskKind::tp_comm,        TaskKind::pp_transfer, TaskKind::param_gather,
-    TaskKind::dp_comm, TaskKind::offload,   TaskKind::host_optimizer, TaskKind::checkpoint,  TaskKind::data_load};
+constexpr std::array<TaskKind, 11> kPriority = {
+    TaskKind::forward,      TaskKind::recompute, TaskKind::tp_comm, TaskKind::cp_comm,
+    TaskKind::pp_transfer,  TaskKind::param_gather, TaskKind::dp_comm, TaskKind::offload,
+    TaskKind::host_optimizer, TaskKind::checkpoint, TaskKind::data_load};
 
 /// The position in kPriority of what a task keeps its GPU busy with. Every kind is listed: with
 /// -Werror=switch a new task kind without a category does not compile.
@@ -46,13 +47,14 @@ int category(TaskKind k) {
     case TaskKind::redundant: return 0;
     case TaskKind::recompute: return 1;
     case TaskKind::tp_comm: return 2;
-    case TaskKind::pp_transfer: return 3;
-    case TaskKind::param_gather: return 4;
-    case TaskKind::dp_comm: return 5;
-    case TaskKind::offload: return 6;
-    case TaskKind::host_optimizer: return 7;
-    case TaskKind::checkpoint: return 8;
-    case TaskKind::data_load: return 9;
+    case TaskKind::cp_comm: return 3;
+    case TaskKind::pp_transfer: return 4;
+    case TaskKind::param_gather: return 5;
+    case TaskKind::dp_comm: return 6;
+    case TaskKind::offload: return 7;
+    case TaskKind::host_optimizer: return 8;
+    case TaskKind::checkpoint: return 9;
+    case TaskKind::data_load: return 10;
   }
   throw std::logic_error("task kind outside its enumeration");
 }

@@ -132,8 +132,12 @@ const ParamTable kParallelism = {
     {.key = "tp", .kind = ParamKind::integer, .default_value = 1, .doc = "tensor-parallel degree", .min = 1, .max = kMaxCount},
     {.key = "pp", .kind = ParamKind::integer, .default_value = 1, .doc = "pipeline stages", .min = 1, .max = kMaxCount},
     {.key = "dp", .kind = ParamKind::integer,
-     .doc = "data-parallel degree; default gpus / (tp·pp)", .min = 1, .max = kMaxCount,
+     .doc = "data-parallel degree; default gpus / (tp·cp·pp)", .min = 1, .max = kMaxCount,
      .optional = true},
+    {.key = "cp", .kind = ParamKind::integer, .default_value = 1,
+     .doc = "context-parallel degree: the sequence split over cp ranks (2·cp load-balanced chunks), K/V "
+            "exchanged around a ring during attention",
+     .min = 1, .max = kMaxCount},
     {.key = "sequence_parallel", .kind = ParamKind::boolean, .default_value = false,
      .doc = "shard norms/dropout along the sequence over TP (Korthikanti et al. 2022)"},
     {.key = "schedule", .kind = ParamKind::choice, .default_value = "1f1b", .doc = "pipeline schedule",
@@ -290,18 +294,34 @@ void check_cross_fields(Scenario& sc, ObjectReader& top, ObjectReader& tr, Objec
     else if (top.overridden("nodes")) top.error("nodes", std::move(message));
     else par.error_at_cause(keys, std::move(message));
   };
-  std::int64_t tp_pp = p.tp * p.pp;
+  // GPUs = tp·cp·pp·dp (Megatron-Core's rank order: tp, cp, dp, pp).
+  std::int64_t tp_pp = p.tp * p.cp * p.pp;
+  const bool with_cp = p.cp > 1;
   if (!par.has("dp")) {
     if (sc.gpus % tp_pp != 0) {
-      product_error({"pp", "tp"}, fmt::format("tp·pp = {}·{} = {} does not divide gpus={}", p.tp, p.pp, tp_pp, sc.gpus));
+      if (with_cp)
+        product_error({"cp", "pp", "tp"}, fmt::format("tp·cp·pp = {}·{}·{} = {} does not divide gpus={}", p.tp,
+                                                      p.cp, p.pp, tp_pp, sc.gpus));
+      else
+        product_error({"pp", "tp"}, fmt::format("tp·pp = {}·{} = {} does not divide gpus={}", p.tp, p.pp, tp_pp, sc.gpus));
       return;
     }
     p.dp = sc.gpus / tp_pp;
   } else if (tp_pp * p.dp != sc.gpus) {
-    product_error({"dp", "tp", "pp"}, fmt::format("tp·pp·dp = {}·{}·{} = {} does not equal gpus={}", p.tp,
-                                                       p.pp, p.dp, tp_pp * p.dp, sc.gpus));
+    if (with_cp)
+      product_error({"dp", "cp", "tp", "pp"},
+                    fmt::format("tp·cp·pp·dp = {}·{}·{}·{} = {} does not equal gpus={}", p.tp, p.cp, p.pp, p.dp,
+                                tp_pp * p.dp, sc.gpus));
+    else
+      product_error({"dp", "tp", "pp"}, fmt::format("tp·pp·dp = {}·{}·{} = {} does not equal gpus={}", p.tp,
+                                                         p.pp, p.dp, tp_pp * p.dp, sc.gpus));
     return;
   }
+  // Causal load balancing (Megatron-Core): the sequence is cut into 2·cp chunks and rank i holds
+  // chunks i and 2·cp−1−i, so every rank does the same attention work.
+  if (with_cp && t.seq_len % (2 * p.cp) != 0)
+    par.error("cp", fmt::format("2·cp = {} does not divide seq_len={} (causal load balancing gives each CP rank "
+                                "two of 2·cp equal chunks)", 2 * p.cp, t.seq_len));
   if (p.schedule == Schedule::interleaved) {
     if (p.virtual_stages < 2)
       par.error("virtual_stages",
@@ -448,6 +468,7 @@ Scenario parse_scenario(const json& doc, const SourceMap& sources) {
   p.tp = par.integer("tp");
   p.pp = par.integer("pp");
   p.dp = par.has("dp") ? par.integer("dp") : 1;
+  p.cp = par.integer("cp");
   p.sequence_parallel = par.boolean("sequence_parallel");
   p.schedule = enum_from_name(par.choice("schedule"), {Schedule::gpipe, Schedule::one_f_one_b, Schedule::interleaved},
                               Schedule::one_f_one_b);

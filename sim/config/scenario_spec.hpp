@@ -52,6 +52,9 @@ struct ParallelismSpec {
   std::int64_t tp = 1;
   std::int64_t pp = 1;
   std::int64_t dp = 1;
+  /// Context-parallel degree: the sequence split over `cp` ranks that exchange K/V around a ring
+  /// during attention (Megatron-Core context_parallel_size).
+  std::int64_t cp = 1;
   bool sequence_parallel = false;
   Schedule schedule = Schedule::one_f_one_b;
   std::int64_t virtual_stages = 1;

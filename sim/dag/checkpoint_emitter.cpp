@@ -19,7 +19,7 @@ void CheckpointEmitter::emit(int stage, const DagContext::Frontier& in_flight) {
   const auto& lanes = ctx_.lanes();
   const RankLayout& layout = ctx_.layout();
   const auto& sm = mem_.stages[static_cast<std::size_t>(stage)];
-  const double shards = static_cast<double>(layout.dp);
+  const double shards = static_cast<double>(layout.replicas());
   const CheckpointBehaviour& policy = plan_.policy;
   const bool sync = policy.blocks_until_durable, near = plan_.near_storage, in_memory = policy.peer_replicas > 0;
   // Near storage: the fp32 master on the SSDs stands for the 16-bit weights.

@@ -4,7 +4,7 @@ namespace strata {
 
 DagContext::DagContext(const RankLayout& layout, bool fold, int stages, bool offload_gpudirect)
     : layout_(layout), fold_(fold), offload_gpudirect_(offload_gpudirect) {
-  for (std::int64_t d = 0; d < (fold_ ? 1 : layout_.dp); ++d)
+  for (std::int64_t d = 0; d < (fold_ ? 1 : layout_.replicas()); ++d)
     for (std::int64_t t = 0; t < (fold_ ? 1 : layout_.tp); ++t) lanes_.push_back({d, t});
   last_.assign(static_cast<std::size_t>(stages), Frontier(lanes_.size()));
 }

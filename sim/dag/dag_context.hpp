@@ -18,7 +18,7 @@ namespace strata {
 /// representative), otherwise every (dp, tp) pair.
 class DagContext {
  public:
-  using Lane = std::pair<std::int64_t, std::int64_t>;  // (dp index, tp index)
+  using Lane = std::pair<std::int64_t, std::int64_t>;  // (replica index dp·cp + cp index, tp index)
   /// Per lane, the tasks its next task must wait for.
   using Frontier = std::vector<std::vector<TaskId>>;
 

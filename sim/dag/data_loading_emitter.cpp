@@ -33,7 +33,7 @@ void DataLoadingEmitter::emit() {
   }
   iteration_start_ = static_cast<TaskId>(dag.tasks.size());
   if (d.tier == Tier::dram) return;  // already in host memory
-  const double samples = static_cast<double>(plan_.global_batch_size) / static_cast<double>(layout.dp) /
+  const double samples = static_cast<double>(plan_.global_batch_size) / static_cast<double>(layout.replicas()) /
                          static_cast<double>(layout.tp);
   const double bytes = samples * d.sample_bytes;
   const double requests = std::ceil(samples * static_cast<double>(d.requests_per_sample));

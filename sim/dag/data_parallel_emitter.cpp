@@ -18,7 +18,7 @@ std::vector<MemoryChange> DataParallelEmitter::param_gather(int stage, const Dag
   const RankLayout& layout = ctx_.layout();
   const std::size_t lanes = ctx_.num_lanes();
   const double full = w.params * plan_.states.weights;
-  const double shard = full / static_cast<double>(layout.dp);
+  const double shard = full / static_cast<double>(layout.replicas());
   // history holds, per earlier gather, what had run when it was issued: waiting for the entry
   // `prefetch_layers` back lets this gather overlap that many layers of compute.
   auto& history = gather_history_[static_cast<std::size_t>(stage)];
@@ -36,7 +36,7 @@ std::vector<MemoryChange> DataParallelEmitter::param_gather(int stage, const Dag
     release.push_back({Tier::hbm, MemoryUse::workspace, shard});
     gate = DagContext::frontier_of(fetched);
   }
-  if (layout.dp > 1) {
+  if (layout.replicas() > 1) {
     auto phases = dp_collective(stage, Collective::all_gather, full, TaskKind::param_gather, pos, Stream::gather);
     for (const auto& g : gate) phases.front().deps.insert(phases.front().deps.end(), g.begin(), g.end());
     phases.back().allocate.push_back({Tier::hbm, MemoryUse::workspace, full - shard});
@@ -91,7 +91,7 @@ void DataParallelEmitter::restart_gathers(int stage, const DagContext::Frontier&
 std::vector<Task> DataParallelEmitter::dp_collective(int stage, Collective c, double bytes, TaskKind kind,
                                                      const DagContext::ChunkPos& pos, Stream stream) {
   const RankLayout& layout = ctx_.layout();
-  const std::int64_t gpn = layout.gpus_per_node, tp = layout.tp, dp = layout.dp;
+  const std::int64_t gpn = layout.gpus_per_node, tp = layout.tp, dp = layout.replicas();
   const std::int64_t per_node = gpn % tp == 0 ? std::min(gpn / tp, dp) : 1;
   const bool hierarchical = per_node > 1 && dp % per_node == 0 && (tp * dp) % gpn == 0 && dp / per_node > 1;
   enum class Scope { intra, inter, flat };
@@ -113,7 +113,7 @@ std::vector<Task> DataParallelEmitter::dp_collective(int stage, Collective c, do
     for (const DagContext::Lane& lane : ctx_.lanes()) {
       const std::int64_t r = ctx_.rank_of(stage, lane);
       const std::vector<std::int64_t> full = layout.dp_group(r);
-      const std::int64_t d = layout.dp_index(r);
+      const std::int64_t d = layout.replica(r);
       std::vector<std::int64_t> ring;
       for (std::int64_t i = 0; i < dp; ++i) {
         const bool member = scope == Scope::flat || (scope == Scope::intra ? i / per_node == d / per_node

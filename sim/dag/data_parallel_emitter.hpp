@@ -31,16 +31,16 @@ class DataParallelEmitter {
 
   /// Optimizer states (and, after ZeRO-1, the step) are sharded over the replicas.
   bool sharded() const { return plan_.zero_stage >= 1 || plan_.distributed_optimizer; }
-  double optimizer_shards() const { return sharded() ? static_cast<double>(ctx_.layout().dp) : 1.0; }
+  double optimizer_shards() const { return sharded() ? static_cast<double>(ctx_.layout().replicas()) : 1.0; }
   /// ZeRO-3 gathers each layer's weights before its compute.
   bool gathers_params() const {
-    return plan_.zero_stage >= 3 && (ctx_.layout().dp > 1 || plan_.params_tier != Tier::none);
+    return plan_.zero_stage >= 3 && (ctx_.layout().replicas() > 1 || plan_.params_tier != Tier::none);
   }
   /// ZeRO-2/3 reduce-scatter every micro-batch into their gradient partitions; otherwise the
   /// accumulated gradients are reduced once, after the last micro-batch.
   bool partitioned_grads() const { return plan_.zero_stage >= 2; }
   /// Sharded below ZeRO-3: each replica updates its shard and the weights are all-gathered after.
-  bool gathers_after_step() const { return sharded() && plan_.zero_stage < 3 && ctx_.layout().dp > 1; }
+  bool gathers_after_step() const { return sharded() && plan_.zero_stage < 3 && ctx_.layout().replicas() > 1; }
 
   void new_iteration(int stages) { dp_tasks_.assign(static_cast<std::size_t>(stages), {}); }
   /// This iteration's gradient-reduction tasks of the stage, in order.

@@ -1,32 +1,123 @@
 #include "sim/dag/layer_work.hpp"
 
 #include <algorithm>
+#include <optional>
 
 #include "sim/graph/kernel_costs.hpp"
 #include "sim/graph/memory_model.hpp"
 
 namespace strata {
 
+namespace {
+
+/// One CP rank's share of an op: its GEMMs on s/cp tokens (the M dimension; unfused attention's
+/// score GEMMs have s/cp query rows against every key).
+Op rank_share(const Op& op, std::int64_t cp) {
+  Op out = op;
+  for (GemmShape& g : out.gemms) g.m /= static_cast<double>(cp);
+  out.fused_attention.reset();  // the ring steps time it
+  return out;
+}
+
+struct RingSteps {
+  OpSeconds diag, step;
+  double diag_flops = 0.0, step_flops = 0.0;
+};
+
+/// The fused attention of one CP rank as ring steps (Megatron-Core / TransformerEngine ring
+/// attention with causal load balancing: the sequence in 2·cp chunks, rank i holding chunks i and
+/// 2cp−1−i). The diagonal step is the rank's queries against its own keys, an (s/cp)² causal block;
+/// every other step is half a block unmasked: either both query chunks against the first key chunk
+/// or the second query chunk against both key chunks, (s/cp)·(s/2cp). `rest`: with fused attention
+/// the op's elementwise kernels, which run with the diagonal step; unfused, the rank's whole
+/// attention (its score GEMMs on s/cp query rows).
+RingSteps ring_steps_seconds(const Op& op, const KernelCosts& kernels, double tp, std::int64_t cp,
+                             const OpSeconds& rest) {
+  RingSteps r;
+  const double c = static_cast<double>(cp);
+  if (!op.fused_attention) {
+    // Unfused attention: no kernel shape; the rank's work splits over the steps in proportion
+    // (diagonal half a block, the others half a block each), which is cp equal shares.
+    r.diag = {rest.forward / c, rest.backward / c};
+    r.step = r.diag;
+    r.diag_flops = r.step_flops = op.forward_flops / tp / c / c;
+    return r;
+  }
+  AttentionShape a = *op.fused_attention;
+  a.heads /= tp;
+  const double q = a.queries / c;
+  AttentionShape diag = a;
+  diag.queries = q;
+  diag.keys = std::min(a.keys, q);  // a sliding window shorter than the block bounds it
+  diag.causal = true;
+  AttentionShape step = a;
+  step.queries = q;
+  step.keys = std::min(a.keys, q / 2.0);
+  step.causal = false;
+  r.diag = kernels.attention_seconds(diag);
+  r.step = kernels.attention_seconds(step);
+  r.diag.forward += rest.forward;
+  r.diag.backward += rest.backward;
+  // The steps do equal work (the diagonal's mask hides half its block), so each carries 1/cp of
+  // the rank's model FLOPs.
+  r.diag_flops = r.step_flops = op.forward_flops / tp / c / c;
+  return r;
+}
+
+}  // namespace
+
 std::vector<LayerWork> layer_work(const Scenario& sc, const ComputeGraph& graph) {
   const int L = static_cast<int>(sc.model.num_layers);
   const double t = static_cast<double>(sc.parallelism.tp);
   const bool sp = sc.parallelism.sequence_parallel;
-  const ActivationPolicy policy{sc.parallelism.tp, sp, sc.memory.recompute};
+  const std::int64_t cp = sc.parallelism.cp;
+  const ActivationPolicy policy{sc.parallelism.tp, sp, sc.memory.recompute, cp};
   const KernelCosts kernels(sc.hardware, sc.training.precision, sc.training.behaviour.attention);
   std::vector<LayerWork> work(static_cast<std::size_t>(L));
+  std::vector<bool> past_core(static_cast<std::size_t>(L), false);  // vertices come in insertion order
   for (auto v : boost::make_iterator_range(boost::vertices(graph))) {
-    const Op& op = graph[v];
+    const Op& graph_op = graph[v];
+    // Context parallelism: each rank's GEMMs run on s/cp tokens (the M dimension); its attention
+    // runs as ring steps, timed below.
+    std::optional<Op> share;
+    if (cp > 1) share = rank_share(graph_op, cp);
+    const Op& op = share ? *share : graph_op;
     LayerWork& w = work[static_cast<std::size_t>(std::clamp(op.layer, 0, L - 1))];
     const bool in_block = op.layer >= 0 && op.layer < L;
     // The router is replicated over TP (divided only by sequence parallelism); every other GEMM is
     // split over the TP group (Megatron column/row-parallel linears, vocab-parallel head).
-    const double flops_div = op.kind == OpKind::router ? (sp ? t : 1.0) : t;
+    const double flops_div = (op.kind == OpKind::router ? (sp ? t : 1.0) : t) * static_cast<double>(cp);
     const double traffic = rank_bytes({"", op.memory_traffic, op.traffic_split}, policy);
     w.fwd_flops += op.forward_flops / flops_div;
     w.bwd_flops += op.backward_flops / flops_div;
     w.fwd_bytes += traffic;
     w.bwd_bytes += kBackwardTrafficFactor * traffic;
-    const OpSeconds sec = kernels.op_seconds(op, t, traffic, kBackwardTrafficFactor * traffic);
+    OpSeconds sec = kernels.op_seconds(op, t, traffic, kBackwardTrafficFactor * traffic);
+    if (cp > 1 && in_block && op.kind == OpKind::attention_core) {
+      const OpSeconds rest = graph_op.fused_attention
+                                 ? OpSeconds{kernels.memory_seconds(traffic, 1.0),
+                                             kernels.memory_seconds(kBackwardTrafficFactor * traffic, 1.0)}
+                                 : sec;
+      const RingSteps steps = ring_steps_seconds(graph_op, kernels, t, cp, rest);
+      w.cp.diag_flops = steps.diag_flops;
+      w.cp.step_flops = steps.step_flops;
+      w.cp.diag_fwd_s = steps.diag.forward;
+      w.cp.diag_bwd_s = steps.diag.backward;
+      w.cp.step_fwd_s = steps.step.forward;
+      w.cp.step_bwd_s = steps.step.backward;
+      w.cp.core_bwd_flops = op.backward_flops / flops_div;
+      w.cp.core_bwd_bytes = kBackwardTrafficFactor * traffic;
+      sec = {steps.diag.forward + static_cast<double>(cp - 1) * steps.step.forward,
+             steps.diag.backward + static_cast<double>(cp - 1) * steps.step.backward};
+      past_core[static_cast<std::size_t>(op.layer)] = true;
+    } else if (cp > 1 && in_block && !past_core[static_cast<std::size_t>(op.layer)]) {
+      w.cp.pre_flops += op.forward_flops / flops_div;
+      w.cp.pre_bytes += traffic;
+      w.cp.pre_fwd_s += sec.forward;
+      w.cp.pre_bwd_s += sec.backward;
+      w.cp.pre_bwd_flops += op.backward_flops / flops_div;
+      w.cp.pre_bwd_bytes += kBackwardTrafficFactor * traffic;
+    }
     w.fwd_s += sec.forward;
     w.bwd_s += sec.backward;
     if (op.kind == OpKind::attention_core) {

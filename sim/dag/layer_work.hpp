@@ -15,7 +15,22 @@ namespace strata {
 /// Forward TP collectives of one transformer block, in all-reduce equivalents (see layer_work).
 inline constexpr int kBlockCollectives = 2;
 
-/// One block's work for one micro-batch on one TP rank. The embedding counts with the first block
+/// With context parallelism the attention core of one rank runs as cp ring steps over blocks of
+/// K/V (sim/dag/context_parallel_emitter): the diagonal step on its own K/V (a causal (s/cp)²
+/// block), then cp−1 steps on the blocks received, each half a block under causal load balancing.
+/// The block's other work splits around it: what runs before the attention (norm, QKV projection)
+/// and what runs after (output projection, MLP).
+struct CpAttentionWork {
+  double diag_flops = 0.0, step_flops = 0.0;      ///< forward FLOPs of the diagonal and of each other step
+  double diag_fwd_s = 0.0, diag_bwd_s = 0.0;      ///< kernel seconds of the diagonal step
+  double step_fwd_s = 0.0, step_bwd_s = 0.0;      ///< kernel seconds of each other step
+  double pre_flops = 0.0, pre_bytes = 0.0, pre_fwd_s = 0.0, pre_bwd_s = 0.0;  ///< ops before the attention core
+  double core_bwd_flops = 0.0, core_bwd_bytes = 0.0;  ///< the attention core's backward work, all steps
+  double pre_bwd_flops = 0.0, pre_bwd_bytes = 0.0;
+};
+
+/// One block's work for one micro-batch on one TP rank (and, with context parallelism, on its s/cp
+/// tokens). The embedding counts with the first block
 /// and the final norm, LM head and loss with the last, because they run on those blocks' stages.
 struct LayerWork {
   double fwd_flops = 0.0, fwd_bytes = 0.0;
@@ -29,6 +44,7 @@ struct LayerWork {
   double rebuilt = 0.0;  ///< bytes recomputation rebuilds transiently before the backward
   double params = 0.0;   ///< weights held by this TP rank
   int tp_fwd = 0, tp_bwd = 0;  ///< TP collectives on the hidden-state buffer, forward and backward
+  CpAttentionWork cp;          ///< the split around the ring attention (filled when cp > 1)
 };
 
 std::vector<LayerWork> layer_work(const Scenario& sc, const ComputeGraph& graph);

@@ -11,7 +11,7 @@ OptimizerEmitter::OptimizerEmitter(DagContext& ctx, const OptimizerPlan& plan, c
 void OptimizerEmitter::step(int stage) {
   const StageMemory& sm = mem_.stages[static_cast<std::size_t>(stage)];
   const bool sharded = dp_.sharded();
-  const double shard = sharded ? static_cast<double>(ctx_.layout().dp) : 1.0;
+  const double shard = sharded ? static_cast<double>(ctx_.layout().replicas()) : 1.0;
   const double params = sm.parameters / shard;
   auto& last = ctx_.last(stage);
   DagContext::Frontier deps = last;

@@ -1,7 +1,13 @@
 #pragma once
 
-/// Where each (pipeline stage, data-parallel replica, tensor-parallel peer) lives: Megatron-LM's rank
-/// order, tensor-parallel fastest, then data-parallel, then pipeline, so a TP group shares a node.
+/// Where each (pipeline stage, data-parallel replica, context-parallel rank, tensor-parallel peer)
+/// lives: Megatron-Core's rank order, tensor-parallel fastest, then context-parallel, then
+/// data-parallel, then pipeline (its "tp-cp-ep-dp-pp" order), so a TP group shares a node and a CP
+/// ring stays as close as it can.
+///
+/// The DP and CP ranks of one stage and TP index hold the same weights: the DAG's emitters address
+/// them by one "replica" index e = dp_index·cp + cp_index (dp·cp of them), which is also the group
+/// gradients are reduced over and ZeRO shards over (Megatron's data-parallel group with CP).
 
 #include <cstdint>
 #include <vector>
@@ -9,26 +15,40 @@
 namespace strata {
 
 struct RankLayout {
-  std::int64_t tp = 1, pp = 1, dp = 1, gpus_per_node = 1;
+  std::int64_t tp = 1, pp = 1, dp = 1, gpus_per_node = 1, cp = 1;
 
-  std::int64_t rank(std::int64_t stage, std::int64_t dp_index, std::int64_t tp_index) const {
-    return (stage * dp + dp_index) * tp + tp_index;
+  /// Ranks of a stage that hold the same weights for one TP index: dp·cp.
+  std::int64_t replicas() const { return dp * cp; }
+
+  /// The rank of replica index `replica` (dp_index·cp + cp_index).
+  std::int64_t rank(std::int64_t stage, std::int64_t replica, std::int64_t tp_index) const {
+    return (stage * replicas() + replica) * tp + tp_index;
   }
-  std::int64_t stage_of(std::int64_t rank) const { return rank / (dp * tp); }
-  std::int64_t dp_index(std::int64_t rank) const { return (rank / tp) % dp; }
+  std::int64_t stage_of(std::int64_t rank) const { return rank / (replicas() * tp); }
+  /// dp_index·cp + cp_index.
+  std::int64_t replica(std::int64_t rank) const { return (rank / tp) % replicas(); }
+  std::int64_t dp_index(std::int64_t rank) const { return replica(rank) / cp; }
+  std::int64_t cp_index(std::int64_t rank) const { return replica(rank) % cp; }
   std::int64_t tp_index(std::int64_t rank) const { return rank % tp; }
   std::int64_t node(std::int64_t rank) const { return rank / gpus_per_node; }
 
   /// Members of the rank's tensor-parallel group, in ring order.
   std::vector<std::int64_t> tp_group(std::int64_t r) const {
     std::vector<std::int64_t> g;
-    for (std::int64_t t = 0; t < tp; ++t) g.push_back(rank(stage_of(r), dp_index(r), t));
+    for (std::int64_t t = 0; t < tp; ++t) g.push_back(rank(stage_of(r), replica(r), t));
     return g;
   }
-  /// Members of the rank's data-parallel group, in ring order.
+  /// Members of the rank's context-parallel group, in ring order (the K/V ring).
+  std::vector<std::int64_t> cp_group(std::int64_t r) const {
+    std::vector<std::int64_t> g;
+    for (std::int64_t c = 0; c < cp; ++c) g.push_back(rank(stage_of(r), dp_index(r) * cp + c, tp_index(r)));
+    return g;
+  }
+  /// Members of the rank's data-parallel group with its CP ranks (dp·cp), in ring order: the ranks
+  /// holding the same weights, over which gradients are reduced and ZeRO shards.
   std::vector<std::int64_t> dp_group(std::int64_t r) const {
     std::vector<std::int64_t> g;
-    for (std::int64_t d = 0; d < dp; ++d) g.push_back(rank(stage_of(r), d, tp_index(r)));
+    for (std::int64_t e = 0; e < replicas(); ++e) g.push_back(rank(stage_of(r), e, tp_index(r)));
     return g;
   }
 };

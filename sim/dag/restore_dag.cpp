@@ -7,7 +7,7 @@ namespace strata {
 
 std::int64_t previous_stage_rank(const RankLayout& ranks, std::int64_t rank) {
   const std::int64_t stage = (ranks.stage_of(rank) + ranks.pp - 1) % ranks.pp;
-  return ranks.rank(stage, ranks.dp_index(rank), ranks.tp_index(rank));
+  return ranks.rank(stage, ranks.replica(rank), ranks.tp_index(rank));
 }
 
 TaskDag build_restore_dag(const Scenario& sc, const TaskDag& shape, const std::vector<double>& per_rank,

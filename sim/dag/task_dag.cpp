@@ -17,6 +17,7 @@ std::string to_string(TaskKind k) {
     case TaskKind::recompute: return "recompute";
     case TaskKind::optimizer: return "optimizer";
     case TaskKind::tp_comm: return "tp_comm";
+    case TaskKind::cp_comm: return "cp_comm";
     case TaskKind::pp_transfer: return "pp_transfer";
     case TaskKind::dp_comm: return "dp_comm";
     case TaskKind::param_gather: return "param_gather";
@@ -38,6 +39,7 @@ std::string to_string(Stream s) {
   switch (s) {
     case Stream::compute: return "compute";
     case Stream::tp_comm: return "tp_comm";
+    case Stream::cp_comm: return "cp_comm";
     case Stream::p2p: return "p2p";
     case Stream::dp_comm: return "dp_comm";
     case Stream::gather: return "gather";

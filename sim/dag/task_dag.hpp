@@ -32,9 +32,10 @@ enum class TaskKind : std::uint8_t {
   checkpoint,      ///< a checkpoint snapshot or persist hop
   data_load,       ///< reading an iteration's training samples into host memory
   redundant,       ///< redundant computation of the next stage's work (Bamboo)
+  cp_comm,         ///< a context-parallel ring step: K/V (and backward dK/dV) blocks to the ring successor
 };
-inline constexpr int kNumTaskKinds = 13;
-static_assert(kNumTaskKinds == static_cast<int>(TaskKind::redundant) + 1, "kNumTaskKinds counts every TaskKind");
+inline constexpr int kNumTaskKinds = 14;
+static_assert(kNumTaskKinds == static_cast<int>(TaskKind::cp_comm) + 1, "kNumTaskKinds counts every TaskKind");
 std::string to_string(TaskKind k);
 bool is_compute(TaskKind k);
 
@@ -58,8 +59,9 @@ enum class Stream : std::uint8_t {
   checkpoint_2,  ///< the next hop (a tiered checkpoint pipelines its hops)
   checkpoint_3,
   data,  ///< training-data reads
+  cp_comm,  ///< the context-parallel ring's sends, beside the attention they overlap
 };
-inline constexpr int kNumStreams = 15;
+inline constexpr int kNumStreams = 16;
 std::string to_string(Stream s);
 
 enum class MemoryUse : std::uint8_t { params, gradients, optimizer, activations, workspace, buffers };

@@ -8,6 +8,7 @@
 
 #include "sim/config/checkpoint_policy.hpp"
 #include "sim/dag/checkpoint_emitter.hpp"
+#include "sim/dag/context_parallel_emitter.hpp"
 #include "sim/dag/dag_context.hpp"
 #include "sim/dag/data_loading_emitter.hpp"
 #include "sim/dag/data_parallel_emitter.hpp"
@@ -23,7 +24,7 @@
 namespace strata {
 
 RankLayout rank_layout(const Scenario& sc) {
-  return {sc.parallelism.tp, sc.parallelism.pp, sc.parallelism.dp, sc.hardware.gpus_per_node};
+  return {sc.parallelism.tp, sc.parallelism.pp, sc.parallelism.dp, sc.hardware.gpus_per_node, sc.parallelism.cp};
 }
 
 namespace {
@@ -51,6 +52,11 @@ TpOverlap tp_overlap(const Scenario& sc) {
   return o;
 }
 
+/// What the context-parallel emitter needs of the scenario.
+ContextParallelPlan context_parallel_plan(const Scenario& sc) {
+  return {sc.parallelism.cp, cp_kv_block_bytes(sc), cp_receive_buffer_bytes(sc)};
+}
+
 /// The schedule driver: walks each iteration's pipeline schedule unit by unit, emits each layer's
 /// forward and backward compute, and asks the policy emitters for everything around it, always in
 /// the same order (executors run each stream in insertion order, so the order is the schedule).
@@ -66,6 +72,7 @@ class DagBuilder {
         ctx_(rank_layout(sc), opt.fold, part.stages, sc.memory.offload.gpudirect),
         pipeline_(ctx_, part, hidden_bytes_, sc.training.behaviour.overlap_p2p_comm),
         tp_(ctx_, hidden_bytes_, tp_overlap(sc)),
+        cp_(ctx_, context_parallel_plan(sc)),
         recompute_(ctx_, tp_, sc.memory.recompute),
         dp_(ctx_, data_parallel_plan(sc), part.stages),
         offload_(ctx_, sc.memory.offload, states_, near_storage_, dp_.optimizer_shards(), work_),
@@ -83,7 +90,7 @@ class DagBuilder {
     const RankLayout& layout = ctx_.layout();
     TaskDag& dag = ctx_.dag();
     dag.iterations = dag_iterations(sc_, options_);
-    dag.fold_group = ctx_.fold() ? layout.tp * layout.dp : 1;  // ranks of one stage are alike
+    dag.fold_group = ctx_.fold() ? layout.tp * layout.replicas() : 1;  // ranks of one stage are alike
     add_resident_memory();
     const PipelineOrder order = pipeline_order(sc_.parallelism.schedule, part_.stages, part_.virtual_stages, m_);
     for (int it = 0; it < dag.iterations; ++it) {
@@ -129,7 +136,9 @@ class DagBuilder {
   static double hidden_bytes(const Scenario& sc) {
     const auto& tr = sc.training;
     const double act_bytes = std::max(2.0, bytes_per_element(tr.precision));
-    return act_bytes * static_cast<double>(tr.seq_len * tr.micro_batch_size * sc.model.hidden_size);
+    // Each CP rank holds s/cp of the sequence: its TP collectives and pipeline sends carry that share.
+    return act_bytes * static_cast<double>(tr.seq_len * tr.micro_batch_size * sc.model.hidden_size) /
+           static_cast<double>(sc.parallelism.cp);
   }
 
   CheckpointPlan checkpoint_plan(const Scenario& sc) const {
@@ -152,7 +161,7 @@ class DagBuilder {
       for (const DagContext::Lane& lane : ctx_.lanes()) {
         const std::int64_t r = ctx_.rank_of(s, lane);
         ctx_.dag().resident[r] = resident;
-        ctx_.dag().represents[r] = ctx_.fold() ? layout.tp * layout.dp : 1;
+        ctx_.dag().represents[r] = ctx_.fold() ? layout.tp * layout.replicas() : 1;
       }
     }
   }
@@ -179,9 +188,13 @@ class DagBuilder {
         std::vector<MemoryChange> alloc = {{Tier::hbm, MemoryUse::activations, w.saved}};
         offload_.before_forward(stage, last);
         const Frontier before = last;
-        auto ids = ctx_.per_lane(stage, TaskKind::forward, pos,
-                                 tp_.stretched({w.fwd_flops, w.fwd_bytes, w.fwd_s}, core_fraction(w), true), alloc,
-                                 gathered_release, last);
+        // With CP the forward is the ring's steps (sim/dag/context_parallel_emitter); the TP overlap's
+        // slowdown applies to the plain forward only.
+        auto ids = cp_.active()
+                       ? forward_with_cp(stage, pos, w, alloc, gathered_release, last)
+                       : ctx_.per_lane(stage, TaskKind::forward, pos,
+                                       tp_.stretched({w.fwd_flops, w.fwd_bytes, w.fwd_s}, core_fraction(w), true),
+                                       alloc, gathered_release, last);
         offload_.after_forward(stage, pos, w, ids);
         last = tp_.collectives(stage, w.tp_fwd, pos, ids, &before);
         continue;
@@ -191,16 +204,18 @@ class DagBuilder {
       release.insert(release.end(), gathered_release.begin(), gathered_release.end());
       recompute_.before_backward(stage, pos, w, last, release);
       const Frontier before = last;
-      auto ids = ctx_.per_lane(stage, TaskKind::backward, pos,
-                               tp_.stretched({w.bwd_flops, w.bwd_bytes, w.bwd_s}, core_fraction(w), false), {},
-                               release, last);
+      auto ids = cp_.active()
+                     ? backward_with_cp(stage, pos, w, release, last)
+                     : ctx_.per_lane(stage, TaskKind::backward, pos,
+                                     tp_.stretched({w.bwd_flops, w.bwd_bytes, w.bwd_s}, core_fraction(w), false), {},
+                                     release, last);
       last = tp_.collectives(stage, w.tp_bwd, pos, ids, &before);
       offload_.after_backward(stage, k, ids);
       // ZeRO-2/3 reduce-scatter every micro-batch into their gradient partitions; otherwise the
       // accumulated gradients are reduced once, after the last micro-batch.
       if (!(dp_.partitioned_grads() || last_microbatch)) continue;
       Frontier reduced = DagContext::frontier_of(ids);
-      if (ctx_.layout().dp > 1) {
+      if (ctx_.layout().replicas() > 1) {
         const TaskId done = dp_.gradient_reduction(stage, pos, w, last);
         for (auto& f : reduced) f = {done};
         // Not overlapped (training.overlap_grad_reduce): the compute stream waits for it.
@@ -211,6 +226,36 @@ class DagBuilder {
     }
     pipeline_.send_onward(stage, u);
     if (redundant_ && u.forward) redundant_compute_.forward(stage, u);
+  }
+
+  /// A layer's forward with context parallelism: the work before the attention (it allocates the
+  /// layer's activations), the ring attention, then the rest; returns the rest's tasks.
+  std::vector<TaskId> forward_with_cp(int stage, const DagContext::ChunkPos& pos, const LayerWork& w,
+                                      std::vector<MemoryChange> alloc, std::vector<MemoryChange> release,
+                                      const Frontier& last) {
+    const CpAttentionWork& c = w.cp;
+    auto pre = ctx_.per_lane(stage, TaskKind::forward, pos, {c.pre_flops, c.pre_bytes, c.pre_fwd_s}, std::move(alloc),
+                             {}, last);
+    const Frontier attention = cp_.attention(stage, pos, w, true, pre);
+    const double core_s = c.diag_fwd_s + static_cast<double>(sc_.parallelism.cp - 1) * c.step_fwd_s;
+    const DagContext::Work rest{w.fwd_flops - c.pre_flops - c.diag_flops -
+                                    static_cast<double>(sc_.parallelism.cp - 1) * c.step_flops,
+                                w.fwd_bytes - c.pre_bytes - w.core_bytes, w.fwd_s - c.pre_fwd_s - core_s};
+    return ctx_.per_lane(stage, TaskKind::forward, pos, rest, {}, std::move(release), attention);
+  }
+
+  /// A layer's backward with context parallelism, in reverse: the work after the attention, the
+  /// ring attention (K/V and dK/dV), then the work before it (it releases the activations).
+  std::vector<TaskId> backward_with_cp(int stage, const DagContext::ChunkPos& pos, const LayerWork& w,
+                                       std::vector<MemoryChange> release, const Frontier& last) {
+    const CpAttentionWork& c = w.cp;
+    const double core_s = c.diag_bwd_s + static_cast<double>(sc_.parallelism.cp - 1) * c.step_bwd_s;
+    const DagContext::Work rest{w.bwd_flops - c.pre_bwd_flops - c.core_bwd_flops,
+                                w.bwd_bytes - c.pre_bwd_bytes - c.core_bwd_bytes, w.bwd_s - c.pre_bwd_s - core_s};
+    auto post = ctx_.per_lane(stage, TaskKind::backward, pos, rest, {}, {}, last);
+    const Frontier attention = cp_.attention(stage, pos, w, false, post);
+    return ctx_.per_lane(stage, TaskKind::backward, pos, {c.pre_bwd_flops, c.pre_bwd_bytes, c.pre_bwd_s}, {},
+                         std::move(release), attention);
   }
 
   const Scenario& sc_;
@@ -227,6 +272,7 @@ class DagBuilder {
   DagContext ctx_;
   PipelineEmitter pipeline_;
   TensorParallelEmitter tp_;
+  ContextParallelEmitter cp_;
   RecomputeEmitter recompute_;
   DataParallelEmitter dp_;
   OffloadEmitter offload_;
@@ -243,12 +289,15 @@ DagSizeEstimate estimate_dag_size(const Scenario& sc, bool fold) {
   // (forward, backward, recompute and their collectives); 8 bounds it from above, offload adds copies.
   constexpr double kTasksPerLayerAndMicrobatch = 8.0;
   const auto& p = sc.parallelism;
+  // Context parallelism splits each layer's compute in three around cp attention steps and adds the
+  // ring's sends: cp−1 forward, cp backward, so 4·cp more per layer and micro-batch bound it.
+  const double per_layer = kTasksPerLayerAndMicrobatch + (p.cp > 1 ? 4.0 * static_cast<double>(p.cp) : 0.0);
   const double iterations = static_cast<double>(std::max<std::int64_t>(sc.training.iterations, 3));
   const double microbatches = static_cast<double>(std::max<std::int64_t>(sc.num_microbatches(), 1));
   const double layers = std::ceil(static_cast<double>(sc.model.num_layers) / static_cast<double>(std::max<std::int64_t>(p.pp, 1)));
   const double ranks = static_cast<double>(fold ? p.pp : sc.gpus);
   DagSizeEstimate e;
-  e.tasks = iterations * ranks * (microbatches + 1.0) * layers * kTasksPerLayerAndMicrobatch;
+  e.tasks = iterations * ranks * (microbatches + 1.0) * layers * per_layer;
   e.factors = fmt::format("{} iterations x {} micro-batches x {} layers per GPU x {} simulated GPUs", iterations,
                           microbatches, layers, ranks);
   // The factor most out of the ordinary is named: a long run, an unfolded cluster, or a big batch.
@@ -276,7 +325,7 @@ std::vector<double> checkpoint_bytes_per_rank(const Scenario& sc, const MemoryEs
   const bool near = behaviour(sc.checkpoint.strategy).optimizer_on_ssd;
   std::vector<double> out;
   for (const auto& sm : memory.stages)
-    out.push_back(sm.parameters * ((near ? 0.0 : b.weights) + b.optimizer) / static_cast<double>(sc.parallelism.dp));
+    out.push_back(sm.parameters * ((near ? 0.0 : b.weights) + b.optimizer) / static_cast<double>(sc.parallelism.dp * sc.parallelism.cp));
   return out;
 }
 

@@ -36,7 +36,8 @@ struct DagOptions {
 int dag_iterations(const Scenario& sc, const DagOptions& options);
 
 /// Bytes of the checkpoint each rank writes (its share of the 16-bit weights and the optimizer
-/// states; every data-parallel rank writes its 1/dp, as distributed checkpointing does), per stage.
+/// states; every data-parallel and context-parallel rank writes its 1/(dp·cp), as distributed checkpointing
+/// does: CP ranks hold the same states, so they share the writing as DP replicas do), per stage.
 std::vector<double> checkpoint_bytes_per_rank(const Scenario& sc, const MemoryEstimate& memory);
 
 RankLayout rank_layout(const Scenario& sc);

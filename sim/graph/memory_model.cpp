@@ -12,12 +12,13 @@ bool kept_for_backward(const SavedTensor& t, Recompute recompute) {
 
 double rank_bytes(const SavedTensor& t, const ActivationPolicy& policy) {
   const double tp = static_cast<double>(policy.tp);
+  const double bytes = t.bytes / static_cast<double>(policy.cp);
   switch (t.split) {
-    case Split::tensor: return t.bytes / tp;
-    case Split::sequence: return policy.sequence_parallel ? t.bytes / tp : t.bytes;
-    case Split::replicated: return t.bytes;
+    case Split::tensor: return bytes / tp;
+    case Split::sequence: return policy.sequence_parallel ? bytes / tp : bytes;
+    case Split::replicated: return bytes;
   }
-  return t.bytes;
+  return bytes;
 }
 
 double layer_activation_bytes(const ComputeGraph& graph, int layer, const ActivationPolicy& policy) {
@@ -60,6 +61,20 @@ double microbatches_in_flight(const Scenario& sc, int stage) {
   return m;
 }
 
+double cp_kv_block_bytes(const Scenario& sc) {
+  const auto& tr = sc.training;
+  const double act = std::max(2.0, bytes_per_element(tr.precision));
+  const double tokens = static_cast<double>(tr.seq_len) / static_cast<double>(sc.parallelism.cp);
+  return 2.0 * act * static_cast<double>(tr.micro_batch_size) * tokens * static_cast<double>(sc.model.kv_width()) /
+         static_cast<double>(sc.parallelism.tp);
+}
+
+double cp_receive_buffer_bytes(const Scenario& sc) {
+  if (sc.parallelism.cp <= 1) return 0.0;
+  // Backward holds the most: two K/V blocks and two dK/dV blocks of the same size.
+  return 4.0 * cp_kv_block_bytes(sc);
+}
+
 namespace {
 
 struct StageContents {
@@ -75,7 +90,8 @@ struct StageContents {
 /// make deep models quadratic).
 std::vector<StageContents> stage_contents(const Scenario& sc, const ComputeGraph& graph,
                                           const PipelinePartition& part) {
-  const ActivationPolicy policy{sc.parallelism.tp, sc.parallelism.sequence_parallel, sc.memory.recompute};
+  const ActivationPolicy policy{sc.parallelism.tp, sc.parallelism.sequence_parallel, sc.memory.recompute,
+                                sc.parallelism.cp};
   const int last = part.stages - 1;
   const int L = static_cast<int>(sc.model.num_layers);
   std::vector<int> stage_of(static_cast<std::size_t>(L));
@@ -133,7 +149,9 @@ double tier_capacity(const HardwareSpec& hw, Tier tier) {
 MemoryEstimate estimate_memory(const Scenario& sc, const ComputeGraph& graph, const PipelinePartition& part) {
   const ParallelismSpec& par = sc.parallelism;
   const OffloadSpec& off = sc.memory.offload;
-  const double dp = static_cast<double>(par.dp);
+  // ZeRO and the distributed optimizer shard over the ranks holding the same weights: DP × CP
+  // (Megatron-Core shards over its data-parallel group with context parallelism).
+  const double dp = static_cast<double>(par.dp * par.cp);
   const StateBytes bytes = state_bytes(sc.training);
   const int zero = static_cast<int>(par.zero_stage);
   const bool shard_optimizer = zero >= 1 || par.distributed_optimizer;
@@ -149,7 +167,7 @@ MemoryEstimate estimate_memory(const Scenario& sc, const ComputeGraph& graph, co
     const StageContents& c = contents[static_cast<std::size_t>(s)];
     StageMemory sm;
     sm.stage = s;
-    sm.num_ranks = par.tp * par.dp;
+    sm.num_ranks = par.tp * par.cp * par.dp;
     sm.first_rank = static_cast<std::int64_t>(s) * sm.num_ranks;
     sm.parameters = c.params;
     sm.layers = part.layers_on_stage(s);
@@ -209,9 +227,9 @@ MemoryEstimate estimate_memory(const Scenario& sc, const ComputeGraph& graph, co
       acts = resident;
     }
     sm.hbm.activations = acts;
-    sm.hbm.workspace = c.workspace + gathered;
+    sm.hbm.workspace = c.workspace + gathered + (sm.layers > 0 ? cp_receive_buffer_bytes(sc) : 0.0);
     double allocated = sm.hbm.params + sm.hbm.gradients + sm.hbm.optimizer + sm.hbm.activations + sm.hbm.workspace;
-    sm.hbm.buffers = sc.hardware.overheads.runtime_reserved.value + (par.dp > 1 ? sc.memory.comm_buffer.value : 0.0) +
+    sm.hbm.buffers = sc.hardware.overheads.runtime_reserved.value + (par.dp * par.cp > 1 ? sc.memory.comm_buffer.value : 0.0) +
                      sc.hardware.overheads.fragmentation * allocated;
     est.stages.push_back(sm);
   }
@@ -226,9 +244,9 @@ MemoryEstimate estimate_memory(const Scenario& sc, const ComputeGraph& graph, co
       est.overflows.push_back({"gpu", sm.first_rank, Tier::hbm, sm.hbm.total(), sc.hardware.gpu.hbm.value});
   }
 
-  // Offload tiers per node: ranks are numbered tp fastest, then dp, then pp (Megatron's order), and
+  // Offload tiers per node: ranks are numbered tp fastest, then cp, dp, pp (Megatron's order), and
   // fill nodes in rank order. Pinned host buffers scale DRAM and CXL use.
-  const std::int64_t per_stage = par.tp * par.dp;
+  const std::int64_t per_stage = par.tp * par.cp * par.dp;
   const std::int64_t gpn = sc.hardware.gpus_per_node;
   for (Tier tier : {Tier::dram, Tier::cxl, Tier::local_ssd}) {
     TierUsage u;

@@ -14,16 +14,21 @@
 
 namespace strata {
 
-/// How activations split over a tensor-parallel group, and what recomputation keeps.
+/// How activations split over a tensor-parallel group and a context-parallel group, and what
+/// recomputation keeps.
 struct ActivationPolicy {
   std::int64_t tp = 1;
   bool sequence_parallel = false;
   Recompute recompute = Recompute::none;
+  /// Context parallelism gives each rank s/cp of the sequence: every activation (and the HBM traffic
+  /// of the elementwise kernels) divides by cp, the s² scores of unfused attention too (s/cp query
+  /// rows against s keys).
+  std::int64_t cp = 1;
 };
 
 /// Whether the policy keeps a saved tensor for backward (or drops it to recompute it).
 bool kept_for_backward(const SavedTensor& t, Recompute recompute);
-/// Bytes one TP rank keeps of one saved tensor.
+/// Bytes one TP (and CP) rank keeps of one saved tensor.
 double rank_bytes(const SavedTensor& t, const ActivationPolicy& policy);
 /// Bytes one TP rank keeps for the backward pass of transformer block `layer`, one micro-batch
 /// (Korthikanti et al. 2022, Table 2, generalised).
@@ -89,6 +94,15 @@ struct MemoryEstimate {
 /// when m = p (every forward first)
 /// (Korthikanti et al. 2022 §4.2.3).
 double microbatches_in_flight(const Scenario& sc, int stage);
+
+/// Bytes of the ring-attention receive buffers one rank holds while a layer's attention runs with
+/// context parallelism: ping-pong buffers of one K/V block for forward, and for backward of one K/V
+/// block and one dK/dV block (TransformerEngine's AttnFuncWithCPAndKVP2P keeps two of each); a K/V
+/// block is the s/cp tokens' K and V, kv_heads·head_dim wide each, divided over TP. 0 when cp = 1.
+double cp_receive_buffer_bytes(const Scenario& sc);
+
+/// Bytes of one K/V block a rank sends per ring step: 2 (K and V) · act · b · (s/cp) · kv_width / tp.
+double cp_kv_block_bytes(const Scenario& sc);
 
 /// Capacity of a host tier on one node (DRAM, CXL, all local SSDs); 0 for others.
 double tier_capacity(const HardwareSpec& hw, Tier tier);

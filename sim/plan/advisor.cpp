@@ -77,11 +77,20 @@ AdviseResult advise(const AdviseRequest& request, const DocumentResolver& resolv
   //    DP; interleaving; micro-batch size; ZeRO (sharded optimizer; ZeRO-2/3 only without PP, as
   //    DeepSpeed). For each, the least recomputation that fits; optimizer offload only if none does.
   const std::int64_t gpus = base.gpus, layers = base.model.num_layers;
+  // Context parallelism is searched for long sequences only: from 32K tokens (Llama 3 trained its
+  // 8K-token phase without CP and its 128K phase with CP 16, Table 4), powers of two whose 2·cp
+  // chunks divide the sequence.
+  std::vector<std::int64_t> cps = {1};
+  constexpr std::int64_t kLongSequence = 32768;
+  if (base.training.seq_len >= kLongSequence)
+    for (std::int64_t cp = 2; cp <= 32 && cp <= gpus; cp *= 2)
+      if (base.training.seq_len % (2 * cp) == 0) cps.push_back(cp);
   std::vector<json> layouts;
+  for (std::int64_t cp : cps)
   for (std::int64_t tp = 1; tp <= base.hardware.gpus_per_node && tp <= gpus; tp *= 2)
     for (std::int64_t pp = 1; pp <= std::min<std::int64_t>(layers, 64); ++pp) {
-      if (layers % pp != 0 || gpus % (tp * pp) != 0) continue;
-      const std::int64_t dp = gpus / (tp * pp);
+      if (layers % pp != 0 || gpus % (tp * cp * pp) != 0) continue;
+      const std::int64_t dp = gpus / (tp * cp * pp);
       for (std::int64_t v : {1, 2, 3, 4}) {
         if (v > 1 && (pp == 1 || layers % (pp * v) != 0)) continue;
         for (std::int64_t mbs : {1, 2, 4})
@@ -100,6 +109,8 @@ AdviseResult advise(const AdviseRequest& request, const DocumentResolver& resolv
                       {"memory.offload.optimizer", "none"},
                       {"memory.offload.params", "none"},
                       {"memory.offload.activations", "none"}};
+            // Only named when searched or set, so layouts of short sequences read as before.
+            if (cp > 1 || base.parallelism.cp > 1) s["parallelism.cp"] = cp;
             layouts.push_back(std::move(s));
           }
       }

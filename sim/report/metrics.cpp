@@ -62,8 +62,8 @@ std::vector<std::string> enum_names(std::initializer_list<E> values) {
 }
 
 const std::vector<std::string> kHostTiers = enum_names({Tier::dram, Tier::cxl, Tier::local_ssd});
-const std::vector<TaskKind> kExposedKinds = {TaskKind::tp_comm, TaskKind::pp_transfer, TaskKind::dp_comm,
-                                             TaskKind::param_gather};
+const std::vector<TaskKind> kExposedKinds = {TaskKind::tp_comm, TaskKind::cp_comm, TaskKind::pp_transfer,
+                                             TaskKind::dp_comm, TaskKind::param_gather};
 const std::vector<std::string> kFailureKinds = {"gpu", "network", "node"};
 
 std::vector<std::string> all_task_kinds() {
@@ -172,6 +172,9 @@ std::vector<Metric> build_table() {
           [](auto& in) { return json(S(in).parallelism.pp); }));
   add(one("scenario.parallelism.dp", U::count, P::always, "data-parallel degree (replicas)",
           [](auto& in) { return json(S(in).parallelism.dp); }));
+  add(one("scenario.parallelism.cp", U::count, P::always,
+          "context-parallel degree (the sequence split over cp ranks, K/V exchanged around a ring)",
+          [](auto& in) { return json(S(in).parallelism.cp); }));
   add(one("scenario.parallelism.sequence_parallel", U::flag, P::always, "sequence parallelism with TP",
           [](auto& in) { return json(S(in).parallelism.sequence_parallel); }));
   add(one("scenario.parallelism.schedule", U::text, P::always, "pipeline schedule",

@@ -58,8 +58,10 @@ std::string summary_table(const Scenario& sc, const RunResult& r) {
                    sc.model.num_layers));
   line(fmt::format("hardware   {} × {} GPUs ({} node(s) of {}), HBM {}", sc.hardware.name, sc.gpus, sc.nodes,
                    sc.hardware.gpus_per_node, format_bytes(sc.hardware.gpu.hbm.value)));
-  line(fmt::format("parallel   TP {} · PP {} · DP {}{}, {} schedule, {} micro-batches", p.tp, p.pp, p.dp,
-                   p.sequence_parallel ? " + SP" : "", to_string(p.schedule), sc.num_microbatches()));
+  // CP shows only when used, so the line of a run without it is unchanged.
+  line(fmt::format("parallel   TP {}{} · PP {} · DP {}{}, {} schedule, {} micro-batches", p.tp,
+                   p.cp > 1 ? fmt::format(" · CP {}", p.cp) : "", p.pp, p.dp, p.sequence_parallel ? " + SP" : "",
+                   to_string(p.schedule), sc.num_microbatches()));
   {
     const FrameworkBehaviour& b = sc.training.behaviour;
     std::string overlaps;
@@ -149,6 +151,9 @@ std::string summary_table(const Scenario& sc, const RunResult& r) {
                      pct(b.recompute), pct(exposed(TaskKind::tp_comm)), pct(exposed(TaskKind::pp_transfer)),
                      pct(exposed(TaskKind::dp_comm)), pct(exposed(TaskKind::param_gather)), pct(b.exposed_offload()),
                      pct(b.bubble)));
+    if (p.cp > 1)
+      line(fmt::format("{:>10} {} exposed (K/V ring not hidden behind attention)", "CP comm",
+                       pct(exposed(TaskKind::cp_comm))));
   }
   if (r.data) {
     const double stall = r.data->stall_s;

@@ -43,8 +43,11 @@ int advise_command(const FolderCatalog& catalog, const AdviseOptions& o) {
     std::printf("%s\n", a.note.c_str());
     return 3;
   }
-  std::printf("%-4s %3s %3s %4s %2s %3s %4s %-9s %-8s %-22s %9s %10s %6s %9s %s\n", "rank", "tp", "pp", "dp", "v",
-              "mbs", "zero", "recompute", "offload", "checkpoint", "iteration", "tokens/s", "MFU", "HBM peak", "why");
+  // A cp column only when the search tried context parallelism (long sequences).
+  bool with_cp = false;
+  for (const auto& c : a.ranked) with_cp = with_cp || c.settings.contains("parallelism.cp");
+  std::printf("%-4s %3s %s%3s %4s %2s %3s %4s %-9s %-8s %-22s %9s %10s %6s %9s %s\n", "rank", "tp",
+              with_cp ? " cp " : "", "pp", "dp", "v", "mbs", "zero", "recompute", "offload", "checkpoint", "iteration", "tokens/s", "MFU", "HBM peak", "why");
   int rank = 0;
   for (const auto& c : a.ranked) {
     const auto& f = c.report;
@@ -52,8 +55,12 @@ int advise_command(const FolderCatalog& catalog, const AdviseOptions& o) {
                                  ? fmt::format("{} every {}", text(f, "checkpoint.strategy"),
                                                text(f, "checkpoint.interval_iterations"))
                                  : "-";
-    std::printf("%-4d %3s %3s %4s %2s %3s %4s %-9s %-8s %-22s %9s %10s %5.1f%% %9s %s\n", ++rank,
-                text(c.settings, "parallelism.tp").c_str(), text(c.settings, "parallelism.pp").c_str(),
+    const std::string cp = with_cp ? fmt::format("{:>3} ", c.settings.contains("parallelism.cp")
+                                                               ? text(c.settings, "parallelism.cp")
+                                                               : std::string("1"))
+                                   : "";
+    std::printf("%-4d %3s %s%3s %4s %2s %3s %4s %-9s %-8s %-22s %9s %10s %5.1f%% %9s %s\n", ++rank,
+                text(c.settings, "parallelism.tp").c_str(), cp.c_str(), text(c.settings, "parallelism.pp").c_str(),
                 text(c.settings, "parallelism.dp").c_str(), text(c.settings, "parallelism.virtual_stages").c_str(),
                 text(c.settings, "training.micro_batch_size").c_str(),
                 c.settings.at("parallelism.distributed_optimizer").get<bool>()
@@ -65,11 +72,12 @@ int advise_command(const FolderCatalog& catalog, const AdviseOptions& o) {
                 100 * num(f, "throughput.mfu"), format_bytes(num(f, "memory.gpu_peak_bytes")).c_str(),
                 c.verdict.c_str());
   }
-  std::printf("columns: tp, pp, dp parallel degrees; v model chunks per pipeline stage (interleaved schedule); mbs "
+  std::printf("columns: tp, %spp, dp parallel degrees; v model chunks per pipeline stage (interleaved schedule); mbs "
               "micro-batch size; zero ZeRO stage, or DO for Megatron's distributed optimizer; recompute activation "
               "recomputation; offload where optimizer states live; checkpoint strategy and interval in iterations; "
               "iteration the steady-state iteration time; tokens/s for the whole cluster; MFU model FLOPs "
-              "utilisation; HBM peak per GPU; why the reason for its rank\n");
+              "utilisation; HBM peak per GPU; why the reason for its rank\n",
+              with_cp ? "cp (context parallel), " : "");
   std::printf("objective %s; %lld configurations generated (%lld invalid, %lld do not fit), %lld screened, "
               "%lld simulated with the DES, %lld checkpoint trials; %.1f s\n",
               o.objective.c_str(), static_cast<long long>(a.generated), static_cast<long long>(a.invalid),

@@ -52,12 +52,15 @@ int compare_command(const CompareOptions& o) {
   if (!o.rules.empty()) rules = rules_for_pair(read_json_file(o.rules, o.rules), o.rules, scenario_name(a), scenario_name(b));
 
   const auto changes = diff_reports(a, b);
+  // The page on standard output must stay a page: the table and the rules go to stderr then, as
+  // `run` does with its summary.
+  std::FILE* text = html_out && html_out->mode() == OutputPath::Mode::standard_output ? stderr : stdout;
   std::size_t width = 6;
   for (const auto& c : changes) width = std::max(width, c.metric.size());
-  std::printf("%-*s %18s %18s %9s\n", static_cast<int>(width), "metric", "A", "B", "change");
+  std::fprintf(text, "%-*s %18s %18s %9s\n", static_cast<int>(width), "metric", "A", "B", "change");
   for (const auto& c : changes) {
     const std::string change = c.relative ? unsigned_zero(fmt::format("{:+.2f}%", 100 * *c.relative)) : "";
-    std::printf("%-*s %18s %18s %9s\n", static_cast<int>(width), c.metric.c_str(), cell(c.metric, c.a).c_str(),
+    std::fprintf(text, "%-*s %18s %18s %9s\n", static_cast<int>(width), c.metric.c_str(), cell(c.metric, c.a).c_str(),
                 cell(c.metric, c.b).c_str(), change.c_str());
   }
   if (html_out) {
@@ -65,16 +68,16 @@ int compare_command(const CompareOptions& o) {
     for (const auto& c : changes) differing.push_back(c.metric);
     write_output(*html_out, html_compare_report({o.a, a, flatten_report(a)}, {o.b, b, flatten_report(b)}, differing));
   }
-  std::printf("%zu metric(s) differ between %s (A) and %s (B)\n", changes.size(), o.a.c_str(), o.b.c_str());
+  std::fprintf(text, "%zu metric(s) differ between %s (A) and %s (B)\n", changes.size(), o.a.c_str(), o.b.c_str());
 
   int failed = 0;
   for (const OrderingRule& rule : rules) {
     const RuleOutcome r = check_rule(rule, a, b);
     failed += r.holds ? 0 : 1;
-    std::printf("%s  A.%s %s B.%s: %s%s\n", r.holds ? "PASS" : "FAIL", rule.metric.c_str(), rule.op.c_str(),
+    std::fprintf(text, "%s  A.%s %s B.%s: %s%s\n", r.holds ? "PASS" : "FAIL", rule.metric.c_str(), rule.op.c_str(),
                 rule.metric.c_str(), r.detail.c_str(), rule.why.empty() ? "" : ("  (" + rule.why + ")").c_str());
   }
-  if (!rules.empty()) std::printf("%zu of %zu rule(s) hold\n", rules.size() - failed, rules.size());
+  if (!rules.empty()) std::fprintf(text, "%zu of %zu rule(s) hold\n", rules.size() - failed, rules.size());
   return failed > 0 ? 3 : 0;
 }
 

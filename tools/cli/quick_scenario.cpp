@@ -31,7 +31,8 @@ constexpr QuickOption kOptions[] = {
     {"--nodes", "nodes", "quick form: whole nodes of the hardware profile"},
     {"--tp", "parallelism.tp", "quick form: tensor-parallel degree (default 1)"},
     {"--pp", "parallelism.pp", "quick form: pipeline stages (default 1)"},
-    {"--dp", "parallelism.dp", "quick form: data-parallel replicas (default gpus / (tp·pp))"},
+    {"--dp", "parallelism.dp", "quick form: data-parallel replicas (default gpus / (tp·cp·pp))"},
+    {"--cp", "parallelism.cp", "quick form: context-parallel degree, the sequence split over cp ranks (default 1)"},
     {"--sp", "parallelism.sequence_parallel", "quick form: sequence parallelism, true or false (default false)", "BOOL"},
     {"--schedule", "parallelism.schedule", "quick form: pipeline schedule: 1f1b (default), gpipe, interleaved", "NAME"},
     {"--virtual-stages", "parallelism.virtual_stages", "quick form: chunks per stage with --schedule interleaved"},
@@ -145,8 +146,9 @@ QuickScenario build_quick_scenario(const FolderCatalog& catalog, const QuickScen
       return v.is_number_integer() ? v.get<std::int64_t>() : fallback;
     };
     const std::int64_t tp = whole("--tp", 1), pp = whole("--pp", 1), micro = whole("--micro-batch", 1);
+    const std::int64_t cp = whole("--cp", 1);
     std::int64_t dp = whole("--dp", 0);
-    if (dp <= 0 && g.count("--gpus") && tp > 0 && pp > 0) dp = whole("--gpus", 0) / (tp * pp);
+    if (dp <= 0 && g.count("--gpus") && tp > 0 && pp > 0 && cp > 0) dp = whole("--gpus", 0) / (tp * cp * pp);
     if (dp > 0 && pp > 0 && micro > 0) {
       set_at(q.doc, "training.global_batch_size", micro * dp * pp);
       q.labels["/training/global_batch_size"] = "--batch (default: pp micro-batches per replica)";
