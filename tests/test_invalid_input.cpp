@@ -82,7 +82,27 @@ TEST_CASE("Invalid scenarios give one pinned line per error", "[input]") {
       {"unknown key", with(base(), "/training/seq_length", 2048), {},
        "inline.json: /training/seq_length: unknown key (got \"seq_length\", expected one of: seq_len, "
        "micro_batch_size, global_batch_size, precision, grad_precision, state_precision, optimizer, "
-       "iterations, flash_attention, framework, overlap_grad_reduce, moe)"},
+       "iterations, flash_attention, framework, overlap_grad_reduce, overlap_param_gather, overlap_tp_comm, "
+       "overlap_p2p_comm, moe)"},
+      // Explicit pipeline partitions (base: 96 layers, pp 8, virtual_stages 3).
+      {"pipeline_layers length", with(base(), "/parallelism/pipeline_layers", json::array({48, 48})), {},
+       "inline.json: /parallelism/pipeline_layers: has 2 entries, expected pp = 8 (per stage) or pp·virtual_stages "
+       "= 24 (per model chunk)"},
+      {"pipeline_layers sum", with(base(), "/parallelism/pipeline_layers", json::array({12, 12, 12, 12, 12, 12, 12, 13})),
+       {}, "inline.json: /parallelism/pipeline_layers: sums to 97, expected num_hidden_layers=96"},
+      {"pipeline_layers item", with(base(), "/parallelism/pipeline_layers", json::array({12, 12, 12, 0, 12, 12, 12, 24})),
+       {},
+       "inline.json: /parallelism/pipeline_layers/3: out of range (got 0, expected an integer in [1, 1000000])"},
+      {"pipeline_layers too few for the chunks",
+       with(base(), "/parallelism/pipeline_layers", json::array({2, 14, 12, 12, 12, 12, 12, 20})), {},
+       "inline.json: /parallelism/pipeline_layers/0: 2 blocks cannot fill virtual_stages=3 model chunks"},
+      {"pipeline_layers with balanced", with(with(base(), "/parallelism/pipeline_layers",
+                                                  json::array({12, 12, 12, 12, 12, 12, 12, 12})),
+                                             "/parallelism/pipeline_partition", "balanced"),
+       {}, "inline.json: /parallelism/pipeline_partition: \"balanced\" conflicts with explicit pipeline_layers (remove one)"},
+      {"overlap_tp_comm without SP", with(base(), "/training/overlap_tp_comm", true), {},
+       "inline.json: /training/overlap_tp_comm: needs /parallelism/sequence_parallel true (Transformer Engine overlaps "
+       "the sequence-parallel all-gather and reduce-scatter)"},
       {"unknown top-level key", with(base(), "/paralelism", json::object()), {},
        "inline.json: /paralelism: unknown key (got \"paralelism\", expected one of: name, description, model, "
        "hardware, gpus, nodes, seed, training, parallelism, memory, checkpoint, failures, data)"},

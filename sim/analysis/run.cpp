@@ -9,6 +9,7 @@
 
 #include "sim/analysis/checkpoint_cost.hpp"
 #include "sim/analysis/checkpoint_simulator.hpp"
+#include "sim/analysis/pipeline_balance.hpp"
 #include "sim/analysis/run_level.hpp"
 #include "sim/analysis/confidence.hpp"
 #include "sim/analysis/verdict.hpp"
@@ -91,8 +92,7 @@ RunResult static_result(const Scenario& sc, const ComputeGraph& graph) {
   r.parameters = total_parameters(graph);
   r.parameters_by_kind = parameter_breakdown(graph);
   r.flops_per_iteration = model_flops(graph) * static_cast<double>(sc.num_microbatches() * sc.parallelism.dp);
-  r.partition = partition_layers(static_cast<int>(sc.model.num_layers), static_cast<int>(sc.parallelism.pp),
-                                 static_cast<int>(sc.parallelism.virtual_stages));
+  r.partition = scenario_partition(sc, graph);
   r.memory = estimate_memory(sc, graph, r.partition);
   return r;
 }

@@ -20,20 +20,35 @@ std::string to_string(AttentionKernel k) {
   return "attention";
 }
 
-FrameworkBehaviour preset(Framework f, std::int64_t zero_stage) {
+FrameworkBehaviour preset(Framework f, std::int64_t zero_stage, bool interleaved) {
+  // Sources for each switch: docs/references.md, Framework behaviour.
   switch (f) {
-    // Narayanan et al. 2021 (SC21): the data-parallel all-reduce runs after the pipeline flush.
-    case Framework::megatron_lm_2021: return {.overlap_grad_reduce = false, .attention = AttentionKernel::flash_attention_2};
-    // Megatron-Core with --overlap-grad-reduce, as NVIDIA's NeMo recipes run it; attention through
-    // Transformer Engine's cuDNN fused kernel.
-    case Framework::megatron_core: return {.overlap_grad_reduce = true, .attention = AttentionKernel::vendor_fused};
+    // Narayanan et al. 2021 (SC21): the data-parallel all-reduce runs after the pipeline flush; no
+    // ZeRO-3, tensor-parallel all-reduces and pipeline sends block the compute stream.
+    case Framework::megatron_lm_2021:
+      return {.overlap_grad_reduce = false, .overlap_param_gather = false, .overlap_tp_comm = false,
+              .overlap_p2p_comm = false, .attention = AttentionKernel::flash_attention_2};
+    // Megatron-Core with --overlap-grad-reduce and --overlap-param-gather, as NVIDIA's NeMo recipes
+    // run it; tp_comm_overlap stays off unless asked for (--tp-comm-overlap; the NeMo GPT-3 175B recipe
+    // asks, so its scenario sets training.overlap_tp_comm). overlap_p2p_comm: Megatron-Bridge turns
+    // it on with the interleaved schedule only (comm_overlap: vp > 1). Attention through Transformer
+    // Engine's cuDNN fused kernel.
+    case Framework::megatron_core:
+      return {.overlap_grad_reduce = true, .overlap_param_gather = true, .overlap_tp_comm = false,
+              .overlap_p2p_comm = interleaved, .attention = AttentionKernel::vendor_fused};
     // DeepSpeed's overlap_comm defaults to false, and to true under ZeRO-3 (DeepSpeed configuration
-    // docs, zero_optimization.overlap_comm); attention through FlashAttention-2.
+    // docs, zero_optimization.overlap_comm); ZeRO-3 prefetches parameters (stage3_prefetch_bucket_size
+    // defaults to 5e7); its pipeline engine sends and receives in the schedule's own instructions
+    // (blocking); attention through FlashAttention-2.
     case Framework::deepspeed:
-      return {.overlap_grad_reduce = zero_stage >= 3, .attention = AttentionKernel::flash_attention_2};
-    // FSDP's backward hooks reduce-scatter each unit's gradients while the backward goes on; SDPA
-    // dispatches to FlashAttention-2.
-    case Framework::pytorch_fsdp: return {.overlap_grad_reduce = true, .attention = AttentionKernel::flash_attention_2};
+      return {.overlap_grad_reduce = zero_stage >= 3, .overlap_param_gather = true, .overlap_tp_comm = false,
+              .overlap_p2p_comm = false, .attention = AttentionKernel::flash_attention_2};
+    // FSDP's backward hooks reduce-scatter each unit's gradients while the backward goes on, and
+    // backward_prefetch (default BACKWARD_PRE) issues the next unit's all-gather before the current
+    // unit's gradient computation; SDPA dispatches to FlashAttention-2.
+    case Framework::pytorch_fsdp:
+      return {.overlap_grad_reduce = true, .overlap_param_gather = true, .overlap_tp_comm = false,
+              .overlap_p2p_comm = false, .attention = AttentionKernel::flash_attention_2};
   }
   return {};
 }
@@ -41,20 +56,24 @@ FrameworkBehaviour preset(Framework f, std::int64_t zero_stage) {
 const std::vector<FrameworkDoc>& framework_docs() {
   static const std::vector<FrameworkDoc> docs = {
       {Framework::megatron_lm_2021,
-       "Megatron-LM as in Narayanan et al. 2021: gradient all-reduce after the backward (not overlapped); "
-       "FlashAttention-2 if flash attention is on",
+       "Megatron-LM as in Narayanan et al. 2021: gradient all-reduce after the backward; no parameter "
+       "prefetch, TP collectives and pipeline sends block the compute stream (nothing overlapped); FlashAttention-2 "
+       "if flash attention is on",
        false},
       {Framework::megatron_core,
-       "Megatron-Core as NeMo runs it (default): gradient reduction overlapped with the backward; attention "
-       "through the vendor's fused kernel (cuDNN via Transformer Engine)",
+       "Megatron-Core as NeMo runs it (default): gradient reduction and parameter gathers overlapped; pipeline "
+       "sends asynchronous with the interleaved schedule only; TP communication blocking unless "
+       "training.overlap_tp_comm (--tp-comm-overlap); attention through the vendor's fused kernel (cuDNN via "
+       "Transformer Engine)",
        true},
       {Framework::deepspeed,
        "DeepSpeed: overlap_comm as its defaults set it (off below ZeRO-3: gradient reduction blocks the "
-       "compute stream; on under ZeRO-3); FlashAttention-2",
+       "compute stream; on under ZeRO-3); ZeRO-3 parameters prefetched; TP collectives and pipeline sends "
+       "blocking; FlashAttention-2",
        false},
       {Framework::pytorch_fsdp,
        "PyTorch FSDP: gradient reduce-scatter overlapped with the backward, parameter all-gathers prefetched; "
-       "FlashAttention-2 (SDPA)",
+       "TP collectives and pipeline sends blocking; FlashAttention-2 (SDPA)",
        true},
   };
   return docs;

@@ -24,8 +24,33 @@ struct FrameworkBehaviour {
   /// Gradient reduction runs on its own stream beside the backward; false: the compute stream waits
   /// for each reduction (Megatron-LM before --overlap-grad-reduce, DeepSpeed with overlap_comm off).
   bool overlap_grad_reduce = true;
+  /// ZeRO-3 / FSDP parameter all-gathers issued ahead of the layer that uses them (on their own
+  /// stream); false: each gather starts when the previous layer's compute is done and the compute
+  /// waits for it.
+  bool overlap_param_gather = true;
+  /// Tensor-parallel all-gathers and reduce-scatters pipelined with the GEMMs they feed (Megatron-Core
+  /// tp_comm_overlap through Transformer Engine's userbuffers); false: they block the compute stream.
+  bool overlap_tp_comm = false;
+  /// Pipeline sends and receives asynchronous beside the compute (Megatron's overlap_p2p_comm);
+  /// false: each send blocks the sender's compute stream.
+  bool overlap_p2p_comm = false;
   AttentionKernel attention = AttentionKernel::flash_attention_2;
 };
+
+/// What overlapping TP communication with the GEMMs costs (Transformer Engine's userbuffers;
+/// docs/references.md, Framework behaviour).
+struct TpOverlapCost {
+  /// SMs the communication kernels hold while a layer's GEMMs run, weighted by the GEMMs' FLOPs,
+  /// forward and backward: the GEMMs run on the rest (set_sm_margin).
+  double forward_sms = 0.0, backward_sms = 0.0;
+};
+/// The userbuffers configuration of NVIDIA's GPT-3 175B H100 benchmark (dgxc-benchmarking
+/// gpt3_175b_hydra.yaml, TP 4). Per-layer GEMM FLOPs are QKV 3, projection 1, FC1 4, FC2 4 (units of
+/// h²). Forward: QKV and FC1 ring exchange (1 SM), projection pipelined on 24 SMs, FC2 on 20:
+/// (3·1 + 1·24 + 4·1 + 4·20) / 12 = 111/12. Backward (dgrad and wgrad each as big as the forward
+/// GEMM): QKV dgrad 4 and wgrad 8 SMs, projection dgrad 1, FC1 dgrad 2 and wgrad 4, FC2 dgrad 1, the
+/// projection's and FC2's wgrad none: (12 + 24 + 1 + 8 + 16 + 4) / 24 = 65/24.
+inline constexpr TpOverlapCost kTpOverlapCost{111.0 / 12.0, 65.0 / 24.0};
 
 inline constexpr Framework kDefaultFramework = Framework::megatron_core;
 
@@ -38,7 +63,8 @@ struct FrameworkDoc {
   bool validated = false;  ///< measured runs of this framework are in docs/validation.md
 };
 const std::vector<FrameworkDoc>& framework_docs();
-/// The preset's behaviour for a ZeRO stage (before the scenario's own overrides).
-FrameworkBehaviour preset(Framework f, std::int64_t zero_stage);
+/// The preset's behaviour for a ZeRO stage and pipeline schedule (before the scenario's own
+/// overrides); `interleaved`: the interleaved pipeline schedule with more than one chunk per stage.
+FrameworkBehaviour preset(Framework f, std::int64_t zero_stage, bool interleaved);
 
 }  // namespace strata

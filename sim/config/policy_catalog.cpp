@@ -25,6 +25,15 @@ void register_builtin_policies(PolicyCatalog& catalog) {
                {{to_string(Schedule::gpipe), "all forwards then all backwards; every micro-batch's activations in flight (Huang et al. 2019)"},
                 {to_string(Schedule::one_f_one_b), "one-forward-one-backward (PipeDream-Flush); stage k holds p-k micro-batches (Narayanan et al. 2021)"},
                 {to_string(Schedule::interleaved), "interleaved 1F1B over virtual_stages model chunks per GPU; bubble /v, activations x(1+(p-1)/(pv)) (Narayanan et al. 2021; Korthikanti et al. 2022)"}}});
+  catalog.add({"pipeline_partition", "parallelism.pipeline_partition",
+               "how blocks are split over pipeline stages (parallelism.pipeline_layers gives them explicitly)",
+               {{to_string(PipelinePartitioning::uniform),
+                 "equal block counts; spare blocks to the middle chunks, which hold neither the embedding nor the "
+                 "LM head (Llama 3 §3.3.2)"},
+                {to_string(PipelinePartitioning::balanced),
+                 "contiguous blocks per chunk minimising the slowest chunk's forward + backward (+ recompute) "
+                 "kernel time, the embedding counted on the first block and the LM head and loss on the last, "
+                 "subject to every stage fitting in HBM (binary search over the bound with greedy packing)"}}});
   catalog.add({"recompute", "memory.recompute", "activation recomputation",
                {{to_string(Recompute::none), "save every activation for backward (Korthikanti et al. 2022, Eq. 1-4)"},
                 {to_string(Recompute::selective), "recompute the attention core (softmax, its dropout) in backward; saves 5as^2b/t per layer"},
@@ -55,7 +64,8 @@ void register_builtin_policies(PolicyCatalog& catalog) {
                 {"local_ssd", "node-local NVMe"},
                 {"object_store", "shared remote storage"}}});
   PolicyCategory frameworks{"framework", "training.framework",
-                            "training framework preset (override: training.overlap_grad_reduce)", {}};
+                            "training framework preset (overrides: training.overlap_grad_reduce, overlap_param_gather, "
+                            "overlap_tp_comm, overlap_p2p_comm)", {}};
   for (const auto& f : framework_docs()) frameworks.policies.push_back({to_string(f.framework), f.doc});
   catalog.add(std::move(frameworks));
   catalog.add({"failure_law", "failures.distribution", "time between failures",

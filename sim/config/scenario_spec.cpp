@@ -20,6 +20,14 @@ std::string to_string(Schedule s) {
   return "1f1b";
 }
 
+std::string to_string(PipelinePartitioning p) {
+  switch (p) {
+    case PipelinePartitioning::uniform: return "uniform";
+    case PipelinePartitioning::balanced: return "balanced";
+  }
+  return "uniform";
+}
+
 std::string to_string(Recompute r) {
   switch (r) {
     case Recompute::none: return "none";
@@ -109,6 +117,16 @@ const ParamTable kTraining = {
      .doc = "training framework preset: what overlaps and which attention kernel runs", .choices = names("framework")},
     {.key = "overlap_grad_reduce", .kind = ParamKind::boolean,
      .doc = "gradient reduction overlapped with the backward; default from the framework", .optional = true},
+    {.key = "overlap_param_gather", .kind = ParamKind::boolean,
+     .doc = "ZeRO-3 parameter all-gathers prefetched ahead of their layer; default from the framework",
+     .optional = true},
+    {.key = "overlap_tp_comm", .kind = ParamKind::boolean,
+     .doc = "TP all-gathers / reduce-scatters pipelined with the GEMMs (Megatron-Core tp_comm_overlap; needs "
+            "sequence parallelism); default from the framework",
+     .optional = true},
+    {.key = "overlap_p2p_comm", .kind = ParamKind::boolean,
+     .doc = "pipeline sends asynchronous beside the compute (Megatron overlap_p2p_comm); default from the framework",
+     .optional = true},
     {.key = "moe", .kind = ParamKind::object, .default_value = json::object(),
      .doc = "mixture-of-experts routing: capacity factor and load imbalance (MoE models only)"},
 };
@@ -144,6 +162,12 @@ const ParamTable kParallelism = {
      .choices = names("schedule")},
     {.key = "virtual_stages", .kind = ParamKind::integer, .default_value = 1,
      .doc = "model chunks per GPU (interleaved schedule)", .min = 1, .max = kMaxCount},
+    {.key = "pipeline_layers", .kind = ParamKind::integer_list,
+     .doc = "transformer blocks per stage (pp entries) or per model chunk in model order (pp·virtual_stages); "
+            "sum = num_hidden_layers; absent: pipeline_partition decides",
+     .min = 1, .max = kMaxCount, .optional = true},
+    {.key = "pipeline_partition", .kind = ParamKind::choice, .default_value = "uniform",
+     .doc = "split of the blocks over stages when pipeline_layers is absent", .choices = names("pipeline_partition")},
     {.key = "zero_stage", .kind = ParamKind::integer, .default_value = 0, .doc = "ZeRO stage", .min = 0,
      .max = 3},
     {.key = "distributed_optimizer", .kind = ParamKind::boolean, .default_value = false,
@@ -358,6 +382,26 @@ void check_cross_fields(Scenario& sc, ObjectReader& top, ObjectReader& tr, Objec
     par.error("virtual_stages", fmt::format("{} needs schedule \"interleaved\" (got \"{}\")",
                                             p.virtual_stages, to_string(p.schedule)));
   }
+  if (!p.pipeline_layers.empty()) {
+    const std::int64_t chunks = p.pp * p.virtual_stages;
+    const auto n = static_cast<std::int64_t>(p.pipeline_layers.size());
+    std::int64_t sum = 0;
+    for (std::int64_t x : p.pipeline_layers) sum += x;
+    if (n != p.pp && n != chunks)
+      par.error("pipeline_layers",
+                fmt::format("has {} entries, expected pp = {} (per stage){}", n, p.pp,
+                            chunks != p.pp ? fmt::format(" or pp·virtual_stages = {} (per model chunk)", chunks) : ""));
+    else if (sum != m.num_layers)
+      par.error("pipeline_layers", fmt::format("sums to {}, expected num_hidden_layers={}", sum, m.num_layers));
+    else if (n == p.pp && chunks != p.pp)
+      for (std::size_t i = 0; i < p.pipeline_layers.size(); ++i)
+        if (p.pipeline_layers[i] < p.virtual_stages)
+          par.error_at_item("pipeline_layers", i, fmt::format("{} blocks cannot fill virtual_stages={} model chunks", p.pipeline_layers[i],
+                              p.virtual_stages));
+    if (p.pipeline_partition != PipelinePartitioning::uniform)
+      par.error("pipeline_partition", fmt::format("\"{}\" conflicts with explicit pipeline_layers (remove one)",
+                                                  to_string(p.pipeline_partition)));
+  }
 
   // Batch.
   std::int64_t per_step = t.micro_batch_size * p.dp;
@@ -484,10 +528,29 @@ Scenario parse_scenario(const json& doc, const SourceMap& sources) {
   p.schedule = enum_from_name(par.choice("schedule"), {Schedule::gpipe, Schedule::one_f_one_b, Schedule::interleaved},
                               Schedule::one_f_one_b);
   p.virtual_stages = par.integer("virtual_stages");
+  if (par.has("pipeline_layers")) {
+    p.pipeline_layers = par.integer_list("pipeline_layers");
+    // A refused entry is already reported: the list's own checks would only repeat it.
+    const json& raw = doc.at("parallelism").at("pipeline_layers");
+    if (!raw.is_array() || p.pipeline_layers.size() != raw.size()) p.pipeline_layers.clear();
+  }
+  p.pipeline_partition = enum_from_name(par.choice("pipeline_partition"),
+                                        {PipelinePartitioning::uniform, PipelinePartitioning::balanced},
+                                        PipelinePartitioning::uniform);
   p.zero_stage = par.integer("zero_stage");
   p.distributed_optimizer = par.boolean("distributed_optimizer");
-  t.behaviour = preset(t.framework, p.zero_stage);
+  t.behaviour = preset(t.framework, p.zero_stage, p.schedule == Schedule::interleaved && p.virtual_stages > 1);
   if (tr.has("overlap_grad_reduce")) t.behaviour.overlap_grad_reduce = tr.boolean("overlap_grad_reduce");
+  if (tr.has("overlap_param_gather")) t.behaviour.overlap_param_gather = tr.boolean("overlap_param_gather");
+  if (tr.has("overlap_p2p_comm")) t.behaviour.overlap_p2p_comm = tr.boolean("overlap_p2p_comm");
+  if (tr.has("overlap_tp_comm")) {
+    t.behaviour.overlap_tp_comm = tr.boolean("overlap_tp_comm");
+    // Transformer Engine overlaps the sequence-parallel all-gather and reduce-scatter; Megatron-Bridge
+    // refuses tp_comm_overlap without sequence parallelism.
+    if (t.behaviour.overlap_tp_comm && p.tp > 1 && !p.sequence_parallel)
+      tr.error_at_cause({"overlap_tp_comm"}, "needs /parallelism/sequence_parallel true (Transformer Engine overlaps "
+                                            "the sequence-parallel all-gather and reduce-scatter)");
+  }
 
   ObjectReader mem(top.object("memory"), "/memory", kMemory, diag);
   sc.memory.recompute = enum_from_name(mem.choice("recompute"), {Recompute::none, Recompute::selective, Recompute::full},

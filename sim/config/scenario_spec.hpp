@@ -23,11 +23,14 @@ namespace strata {
 
 enum class Schedule { gpipe, one_f_one_b, interleaved };
 enum class Recompute { none, selective, full };
+/// How layers are split over pipeline stages when parallelism.pipeline_layers does not say.
+enum class PipelinePartitioning { uniform, balanced };
 enum class Optimizer { adam, sgd };
 /// The law of the time between job failures.
 enum class FailureDistribution { exponential, weibull };
 
 std::string to_string(Schedule s);
+std::string to_string(PipelinePartitioning p);
 std::string to_string(Recompute r);
 std::string to_string(FailureDistribution d);
 
@@ -74,6 +77,10 @@ struct ParallelismSpec {
   bool sequence_parallel = false;
   Schedule schedule = Schedule::one_f_one_b;
   std::int64_t virtual_stages = 1;
+  /// Blocks per model chunk in model order (pp·virtual_stages entries, or pp entries that the
+  /// interleaved schedule spreads over each stage's chunks); empty: `pipeline_partition` decides.
+  std::vector<std::int64_t> pipeline_layers;
+  PipelinePartitioning pipeline_partition = PipelinePartitioning::uniform;
   std::int64_t zero_stage = 0;
   bool distributed_optimizer = false;
 };

@@ -69,6 +69,7 @@ std::string expected_text(const Param& p) {
     case ParamKind::string_list:
       return p.choices.empty() ? "a list of strings" : "a list of: " + join(p.choices, ", ");
     case ParamKind::quantity: return std::string(dimension_example(p.dim)) + (p.min > 0.0 ? " greater than 0" : "");
+    case ParamKind::integer_list: return "a list of integers" + range_text(p);
     case ParamKind::object: return "an object";
   }
   return "a value";
@@ -238,6 +239,30 @@ std::vector<std::string> ObjectReader::string_list(const std::string& key) {
   return out;
 }
 
+std::vector<std::int64_t> ObjectReader::integer_list(const std::string& key) {
+  const Param& p = param(key);
+  const json* v = value_or_default(p);
+  std::vector<std::int64_t> out;
+  if (!v) return out;
+  if (!v->is_array()) {
+    wrong(p, *v, "wrong type");
+    return out;
+  }
+  for (std::size_t i = 0; i < v->size(); ++i) {
+    const json& item = (*v)[i];
+    const bool integral = item.is_number_integer() || item.is_number_unsigned();
+    const double x = integral ? item.get<double>() : 0.0;
+    if (!integral || x < p.min || x > p.max) {
+      diag_.add(child_pointer(p.key) + "/" + std::to_string(i),
+                fmt::format("{} (got {}, expected an integer{})", integral ? "out of range" : "wrong type",
+                            show_value(item.dump()), range_text(p)));
+      continue;
+    }
+    out.push_back(item.get<std::int64_t>());
+  }
+  return out;
+}
+
 double ObjectReader::quantity(const std::string& key) {
   const Param& p = param(key);
   const json* v = value_or_default(p);
@@ -294,6 +319,10 @@ const json& ObjectReader::object(const std::string& key) {
 
 void ObjectReader::error(const std::string& key, std::string message) {
   diag_.add(child_pointer(key), std::move(message));
+}
+
+void ObjectReader::error_at_item(const std::string& key, std::size_t index, std::string message) {
+  diag_.add(child_pointer(key) + "/" + std::to_string(index), std::move(message));
 }
 
 void ObjectReader::error_at_cause(std::initializer_list<const char*> keys, std::string message) {

@@ -18,7 +18,7 @@
 
 namespace strata {
 
-enum class ParamKind { integer, number, boolean, string, choice, quantity, string_list, object };
+enum class ParamKind { integer, number, boolean, string, choice, quantity, string_list, integer_list, object };
 
 struct Param {
   std::string key;
@@ -63,12 +63,16 @@ class ObjectReader {
   std::string string(const std::string& key);
   std::string choice(const std::string& key);
   std::vector<std::string> string_list(const std::string& key);
+  /// A list of integers, each within the parameter's min and max (errors name the item's index).
+  std::vector<std::int64_t> integer_list(const std::string& key);
   /// SI value of a unit-bearing quantity; negative values are rejected.
   double quantity(const std::string& key);
   /// The raw JSON of an object-valued key (null when absent).
   const nlohmann::json& object(const std::string& key);
   /// Reports an error at this key (used for cross-field checks).
   void error(const std::string& key, std::string message);
+  /// Reports an error at item `index` of this key's list.
+  void error_at_item(const std::string& key, std::size_t index, std::string message);
   /// Reports a cross-field error at the first of `keys` a `--set` changed (so the error names the
   /// override that caused it), else at the first key.
   void error_at_cause(std::initializer_list<const char*> keys, std::string message);

@@ -26,8 +26,10 @@ std::vector<MemoryChange> DataParallelEmitter::param_gather(int stage, const Dag
   auto& history = gather_history_[static_cast<std::size_t>(stage)];
   const auto ahead = static_cast<std::size_t>(plan_.prefetch_layers);
   std::vector<TaskId> waits;
-  if (!history.empty()) waits = history[history.size() >= ahead ? history.size() - ahead : 0];
-  DagContext::Frontier gate(lanes, waits);
+  if (!history.empty() && ahead > 0) waits = history[history.size() >= ahead ? history.size() - ahead : 0];
+  // Not prefetched: the gather waits for everything the stage has issued, so it and the compute
+  // take turns.
+  DagContext::Frontier gate = ahead == 0 ? last : DagContext::Frontier(lanes, waits);
   std::vector<MemoryChange> release;
   const Tier tier = plan_.params_tier;
   if (tier != Tier::none) {
@@ -55,7 +57,7 @@ std::vector<MemoryChange> DataParallelEmitter::param_gather(int stage, const Dag
   std::vector<TaskId> issued;
   for (const auto& l : last) issued.insert(issued.end(), l.begin(), l.end());
   history.push_back(std::move(issued));
-  if (history.size() > ahead) history.erase(history.begin());
+  if (history.size() > std::max<std::size_t>(ahead, 1)) history.erase(history.begin());
   for (std::size_t i = 0; i < lanes; ++i) last[i].insert(last[i].end(), gate[i].begin(), gate[i].end());
   return release;
 }

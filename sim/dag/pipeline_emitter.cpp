@@ -2,8 +2,9 @@
 
 namespace strata {
 
-PipelineEmitter::PipelineEmitter(DagContext& ctx, const PipelinePartition& part, double hidden_bytes)
-    : ctx_(ctx), part_(part), hidden_bytes_(hidden_bytes), chunks_(part.stages * part.virtual_stages) {}
+PipelineEmitter::PipelineEmitter(DagContext& ctx, const PipelinePartition& part, double hidden_bytes, bool overlap)
+    : ctx_(ctx), part_(part), hidden_bytes_(hidden_bytes), overlap_(overlap),
+      chunks_(part.stages * part.virtual_stages) {}
 
 void PipelineEmitter::receive(int stage, const PipelineUnit& u) {
   if (first(u)) return;
@@ -27,7 +28,9 @@ void PipelineEmitter::send(int stage, const PipelineUnit& u, int to_chunk) {
   for (std::size_t i = 0; i < lanes.size(); ++i) {
     const std::int64_t src = ctx_.rank_of(stage, lanes[i]), dst = ctx_.rank_of(to_stage, lanes[i]);
     // Blocking on the sender's compute stream: Megatron's 2022 schedules wait for each p2p exchange.
-    Task t = ctx_.base(TaskKind::pp_transfer, Stream::compute, {src}, stage);
+    // Overlapped (Megatron's overlap_p2p_comm): an asynchronous isend on its own stream; only the
+    // receiver waits for it.
+    Task t = ctx_.base(TaskKind::pp_transfer, overlap_ ? Stream::p2p : Stream::compute, {src}, stage);
     DagContext::set_pos(t, {u.chunk, u.microbatch, -1});
     // Megatron's scatter/gather optimisation: each TP rank sends only its 1/t slice.
     t.flows.push_back({Device::gpu(src), Device::gpu(dst), hidden_bytes_ / static_cast<double>(layout.tp),

@@ -16,8 +16,9 @@ namespace strata {
 
 class PipelineEmitter {
  public:
-  /// `hidden_bytes`: one micro-batch's hidden-state buffer, what a stage sends.
-  PipelineEmitter(DagContext& ctx, const PipelinePartition& part, double hidden_bytes);
+  /// `hidden_bytes`: one micro-batch's hidden-state buffer, what a stage sends; `overlap`: sends run
+  /// on their own stream beside the compute (training.overlap_p2p_comm).
+  PipelineEmitter(DagContext& ctx, const PipelinePartition& part, double hidden_bytes, bool overlap);
 
   int chunks() const { return chunks_; }
   /// Every iteration exchanges its own transfers.
@@ -41,6 +42,7 @@ class PipelineEmitter {
   DagContext& ctx_;
   const PipelinePartition& part_;
   double hidden_bytes_;
+  bool overlap_;
   int chunks_;
   std::map<UnitKey, std::vector<TaskId>> p2p_;
 };

@@ -9,8 +9,13 @@ void RecomputeEmitter::before_backward(int stage, const DagContext::ChunkPos& po
   std::vector<MemoryChange> alloc = {{Tier::hbm, MemoryUse::workspace, w.rebuilt}};
   const DagContext::Work work = full ? DagContext::Work{w.block_flops, w.block_bytes, w.block_s}
                                      : DagContext::Work{w.core_flops, w.core_bytes, w.core_s};
-  auto ids = ctx_.per_lane(stage, TaskKind::recompute, pos, work, alloc, {}, last);
-  last = tp_.collectives(stage, full ? kBlockCollectives : 0, pos, ids);
+  // A full recomputation reruns the block's forward GEMMs, with their TP collectives overlapped as
+  // the forward's are.
+  const DagContext::Frontier before = last;
+  const double core_fraction = w.block_s > 0.0 ? w.core_s / w.block_s : 0.0;
+  auto ids = ctx_.per_lane(stage, TaskKind::recompute, pos, full ? tp_.stretched(work, core_fraction, true) : work,
+                           alloc, {}, last);
+  last = tp_.collectives(stage, full ? kBlockCollectives : 0, pos, ids, &before);
   // Rerunning a whole MoE block dispatches and combines its tokens again.
   last = ep_.all_to_alls(stage, full ? w.ep_fwd : 0, w.ep_bytes, pos, last);
   release.push_back({Tier::hbm, MemoryUse::workspace, w.rebuilt});

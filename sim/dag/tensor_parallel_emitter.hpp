@@ -2,7 +2,8 @@
 
 /// Tensor (and sequence) parallelism inside a layer: the collectives on the hidden-state buffer
 /// that follow a layer's compute in each TP group, one task per group waiting for its members.
-/// Forward, backward, recomputation and redundant computation all end in them.
+/// Forward, backward, recomputation and redundant computation all end in them. With the framework's
+/// TP overlap (training.overlap_tp_comm) they run beside the GEMMs they are chunked with.
 
 #include <vector>
 
@@ -10,18 +11,41 @@
 
 namespace strata {
 
+/// How TP collectives meet the compute.
+struct TpOverlap {
+  bool enabled = false;
+  /// Slices each GEMM and its collective are cut into (Transformer Engine's ring exchange: one per
+  /// TP rank): the last slice's communication has no GEMM left to hide behind.
+  int chunks = 1;
+  /// Compute-time factor of the overlapped GEMMs, forward and backward: the SMs the communication
+  /// kernels hold are lost to them (sm_count / (sm_count - comm SMs)).
+  double forward_stretch = 1.0, backward_stretch = 1.0;
+};
+
 class TensorParallelEmitter {
  public:
   /// `hidden_bytes`: one micro-batch's hidden-state buffer, what each collective reduces.
-  TensorParallelEmitter(DagContext& ctx, double hidden_bytes) : ctx_(ctx), hidden_bytes_(hidden_bytes) {}
+  TensorParallelEmitter(DagContext& ctx, double hidden_bytes, TpOverlap overlap = {})
+      : ctx_(ctx), hidden_bytes_(hidden_bytes), overlap_(overlap) {}
+
+  /// Whether a layer's collectives are overlapped with its GEMMs.
+  bool overlapped() const { return overlap_.enabled && ctx_.layout().tp > 1; }
+  /// The layer's compute with its GEMM part (everything but the attention core, `core_fraction` of
+  /// the seconds; the backward's taken as the forward's) slowed by the overlap's SMs; unchanged when
+  /// not overlapped or without kernel seconds.
+  DagContext::Work stretched(DagContext::Work work, double core_fraction, bool forward) const;
 
   /// `count` all-reduce equivalents after `producers` (one per lane); returns the new frontier.
+  /// Overlapped (and `before`, the frontier the producers started from, given): all but one chunk
+  /// of them starts with the producers and runs beside them; the last chunk follows both.
   DagContext::Frontier collectives(int stage, int count, const DagContext::ChunkPos& pos,
-                                   const std::vector<TaskId>& producers);
+                                   const std::vector<TaskId>& producers,
+                                   const DagContext::Frontier* before = nullptr);
 
  private:
   DagContext& ctx_;
   double hidden_bytes_;
+  TpOverlap overlap_;
 };
 
 }  // namespace strata

@@ -33,8 +33,25 @@ namespace {
 
 /// What the data-parallel emitter needs of the scenario.
 DataParallelPlan data_parallel_plan(const Scenario& sc) {
-  return {sc.parallelism.zero_stage, sc.parallelism.distributed_optimizer, sc.memory.offload.prefetch_layers,
+  // Without the framework's prefetch (training.overlap_param_gather) a gather waits for the compute
+  // before it: none runs ahead.
+  return {sc.parallelism.zero_stage, sc.parallelism.distributed_optimizer,
+          sc.training.behaviour.overlap_param_gather ? sc.memory.offload.prefetch_layers : 0,
           sc.memory.offload.params, state_bytes(sc.training)};
+}
+
+/// The framework's TP overlap on this GPU: one slice per TP rank, and the GEMMs on the SMs the
+/// communication kernels leave (without kernel tables the SM count is unknown and nothing slows).
+TpOverlap tp_overlap(const Scenario& sc) {
+  TpOverlap o;
+  o.enabled = sc.training.behaviour.overlap_tp_comm;
+  o.chunks = static_cast<int>(sc.parallelism.tp);
+  const double sms = static_cast<double>(sc.hardware.kernels.sm_count);
+  if (sc.hardware.kernels.present && sms > kTpOverlapCost.forward_sms) {
+    o.forward_stretch = sms / (sms - kTpOverlapCost.forward_sms);
+    o.backward_stretch = sms / (sms - kTpOverlapCost.backward_sms);
+  }
+  return o;
 }
 
 /// What the context-parallel emitter needs of the scenario.
@@ -55,8 +72,8 @@ class DagBuilder {
         redundant_(sc.checkpoint.enabled && checkpoint_.replicates_next_stage),
         m_(static_cast<int>(sc.num_microbatches())), hidden_bytes_(hidden_bytes(sc)),
         ctx_(rank_layout(sc), opt.fold, part.stages, sc.memory.offload.gpudirect),
-        pipeline_(ctx_, part, hidden_bytes_),
-        tp_(ctx_, hidden_bytes_),
+        pipeline_(ctx_, part, hidden_bytes_, sc.training.behaviour.overlap_p2p_comm),
+        tp_(ctx_, hidden_bytes_, tp_overlap(sc)),
         cp_(ctx_, context_parallel_plan(sc)),
         ep_(ctx_),
         recompute_(ctx_, tp_, ep_, sc.memory.recompute),
@@ -116,6 +133,9 @@ class DagBuilder {
  private:
   using Frontier = DagContext::Frontier;
 
+  /// The attention core's share of a layer's forward kernel seconds (what TP overlap does not slow).
+  static double core_fraction(const LayerWork& w) { return w.fwd_s > 0.0 ? w.core_s / w.fwd_s : 0.0; }
+
   static double hidden_bytes(const Scenario& sc) {
     const auto& tr = sc.training;
     const double act_bytes = std::max(2.0, bytes_per_element(tr.precision));
@@ -170,21 +190,29 @@ class DagBuilder {
       if (u.forward) {
         std::vector<MemoryChange> alloc = {{Tier::hbm, MemoryUse::activations, w.saved}};
         offload_.before_forward(stage, last);
-        auto ids = cp_.active() ? forward_with_cp(stage, pos, w, alloc, gathered_release, last)
-                                : ctx_.per_lane(stage, TaskKind::forward, pos, {w.fwd_flops, w.fwd_bytes, w.fwd_s},
-                                                alloc, gathered_release, last);
+        const Frontier before = last;
+        // With CP the forward is the ring's steps (sim/dag/context_parallel_emitter); the TP overlap's
+        // slowdown applies to the plain forward only.
+        auto ids = cp_.active()
+                       ? forward_with_cp(stage, pos, w, alloc, gathered_release, last)
+                       : ctx_.per_lane(stage, TaskKind::forward, pos,
+                                       tp_.stretched({w.fwd_flops, w.fwd_bytes, w.fwd_s}, core_fraction(w), true),
+                                       alloc, gathered_release, last);
         offload_.after_forward(stage, pos, w, ids);
-        last = ep_.all_to_alls(stage, w.ep_fwd, w.ep_bytes, pos, tp_.collectives(stage, w.tp_fwd, pos, ids));
+        last = ep_.all_to_alls(stage, w.ep_fwd, w.ep_bytes, pos, tp_.collectives(stage, w.tp_fwd, pos, ids, &before));
         continue;
       }
       offload_.before_backward(k, last);
       std::vector<MemoryChange> release = {{Tier::hbm, MemoryUse::activations, w.saved}};
       release.insert(release.end(), gathered_release.begin(), gathered_release.end());
       recompute_.before_backward(stage, pos, w, last, release);
+      const Frontier before = last;
       auto ids = cp_.active()
                      ? backward_with_cp(stage, pos, w, release, last)
-                     : ctx_.per_lane(stage, TaskKind::backward, pos, {w.bwd_flops, w.bwd_bytes, w.bwd_s}, {}, release, last);
-      last = ep_.all_to_alls(stage, w.ep_bwd, w.ep_bytes, pos, tp_.collectives(stage, w.tp_bwd, pos, ids));
+                     : ctx_.per_lane(stage, TaskKind::backward, pos,
+                                     tp_.stretched({w.bwd_flops, w.bwd_bytes, w.bwd_s}, core_fraction(w), false), {},
+                                     release, last);
+      last = ep_.all_to_alls(stage, w.ep_bwd, w.ep_bytes, pos, tp_.collectives(stage, w.tp_bwd, pos, ids, &before));
       offload_.after_backward(stage, k, ids);
       // ZeRO-2/3 reduce-scatter every micro-batch into their gradient partitions; otherwise the
       // accumulated gradients are reduced once, after the last micro-batch.

@@ -36,4 +36,33 @@ PipelinePartition partition_layers(int num_layers, int stages, int virtual_stage
   return p;
 }
 
+PipelinePartition partition_from_counts(const std::vector<int>& counts, int stages, int virtual_stages) {
+  const int num_chunks = stages * virtual_stages;
+  std::vector<int> sizes = counts;
+  if (static_cast<int>(counts.size()) == stages && num_chunks != stages) {
+    sizes.assign(static_cast<std::size_t>(num_chunks), 0);
+    for (int s = 0; s < stages; ++s) {
+      const int n = counts[static_cast<std::size_t>(s)];
+      for (int v = 0; v < virtual_stages; ++v)
+        sizes[static_cast<std::size_t>(v * stages + s)] = n / virtual_stages + (v < n % virtual_stages ? 1 : 0);
+    }
+  }
+  if (static_cast<int>(sizes.size()) != num_chunks) throw std::invalid_argument("partition counts per chunk or stage");
+  PipelinePartition p{stages, virtual_stages, {}};
+  int next = 0;
+  for (int c = 0; c < num_chunks; ++c) {
+    const int n = sizes[static_cast<std::size_t>(c)];
+    if (n < 1) throw std::invalid_argument("each model chunk needs a block");
+    p.chunks.push_back({c % stages, c / stages, next, n});
+    next += n;
+  }
+  return p;
+}
+
+std::vector<int> chunk_layers(const PipelinePartition& p) {
+  std::vector<int> out;
+  for (const auto& c : p.chunks) out.push_back(c.num_layers);
+  return out;
+}
+
 }  // namespace strata

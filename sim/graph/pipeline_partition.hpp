@@ -30,4 +30,12 @@ struct PipelinePartition {
 /// embedding and the LM head (Llama 3 §3.3.2 gives 126 layers / 16 stages as 7 + 14×8 + 7).
 PipelinePartition partition_layers(int num_layers, int stages, int virtual_stages);
 
+/// The partition with `counts` blocks per model chunk, in model order (stages·virtual_stages
+/// entries, each at least 1), or per stage (stages entries, each spread over the stage's chunks,
+/// the earlier chunks taking the spare blocks).
+PipelinePartition partition_from_counts(const std::vector<int>& counts, int stages, int virtual_stages);
+
+/// Blocks per model chunk, in model order.
+std::vector<int> chunk_layers(const PipelinePartition& p);
+
 }  // namespace strata

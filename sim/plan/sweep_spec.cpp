@@ -77,6 +77,7 @@ void check_value(const Param& p, const json& value, const std::string& pointer, 
     case ParamKind::choice: reader.choice(p.key); break;
     case ParamKind::quantity: reader.quantity(p.key); break;
     case ParamKind::string_list: reader.string_list(p.key); break;
+    case ParamKind::integer_list: reader.integer_list(p.key); break;
     case ParamKind::object: break;
   }
   for (const Diagnostic& d : local.items()) {

@@ -193,6 +193,16 @@ std::vector<Metric> build_table() {
           [](auto& in) { return json(to_string(S(in).parallelism.schedule)); }));
   add(one("scenario.parallelism.virtual_stages", U::count, P::always, "model chunks per pipeline stage (interleaved)",
           [](auto& in) { return json(S(in).parallelism.virtual_stages); }));
+  add(one("scenario.parallelism.pipeline_partition", U::text, P::always,
+          "how blocks were split over stages: uniform, balanced (by kernel time within memory) or explicit "
+          "(parallelism.pipeline_layers)",
+          [](auto& in) {
+            const auto& p = S(in).parallelism;
+            return json(p.pipeline_layers.empty() ? to_string(p.pipeline_partition) : std::string("explicit"));
+          }));
+  add(one("scenario.parallelism.pipeline_layers", U::list, P::always,
+          "transformer blocks per model chunk in model order (chunk c on stage c mod pp), as run",
+          [](auto& in) { return json(chunk_layers(R(in).partition)); }));
   add(one("scenario.parallelism.zero_stage", U::index, P::always, "ZeRO stage (0-3)",
           [](auto& in) { return json(S(in).parallelism.zero_stage); }));
   add(one("scenario.parallelism.distributed_optimizer", U::flag, P::always,
@@ -210,6 +220,15 @@ std::vector<Metric> build_table() {
           [](auto& in) { return json(to_string(S(in).training.framework)); }));
   add(one("scenario.overlap_grad_reduce", U::flag, P::always, "gradient reduction overlapped with the backward",
           [](auto& in) { return json(S(in).training.behaviour.overlap_grad_reduce); }));
+  add(one("scenario.overlap_param_gather", U::flag, P::always,
+          "ZeRO-3 parameter all-gathers prefetched ahead of their layer (training.overlap_param_gather)",
+          [](auto& in) { return json(S(in).training.behaviour.overlap_param_gather); }));
+  add(one("scenario.overlap_tp_comm", U::flag, P::always,
+          "TP collectives pipelined with their GEMMs (training.overlap_tp_comm, Megatron-Core tp_comm_overlap)",
+          [](auto& in) { return json(S(in).training.behaviour.overlap_tp_comm); }));
+  add(one("scenario.overlap_p2p_comm", U::flag, P::always,
+          "pipeline sends asynchronous beside the compute (training.overlap_p2p_comm)",
+          [](auto& in) { return json(S(in).training.behaviour.overlap_p2p_comm); }));
   add(one("scenario.attention_kernel", U::text, P::always, "fused attention kernel the framework calls",
           [](auto& in) { return json(to_string(S(in).training.behaviour.attention)); }));
 

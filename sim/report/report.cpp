@@ -73,9 +73,31 @@ std::string summary_table(const Scenario& sc, const RunResult& r) {
   line(fmt::format("parallel   TP {}{} · PP {} · DP {}{}{}, {} schedule, {} micro-batches", p.tp,
                    p.cp > 1 ? fmt::format(" · CP {}", p.cp) : "", p.pp, p.dp, p.sequence_parallel ? " + SP" : "", ep,
                    to_string(p.schedule), sc.num_microbatches()));
-  line(fmt::format("framework  {} (gradient reduction {}, attention {})", to_string(sc.training.framework),
-                   sc.training.behaviour.overlap_grad_reduce ? "overlapped" : "after each backward, not overlapped",
-                   sc.training.flash_attention ? to_string(sc.training.behaviour.attention) : "unfused"));
+  {
+    const FrameworkBehaviour& b = sc.training.behaviour;
+    std::string overlaps;
+    for (auto [what, on] : {std::pair{"grads", b.overlap_grad_reduce}, {"gathers", b.overlap_param_gather},
+                            {"TP", b.overlap_tp_comm}, {"PP", b.overlap_p2p_comm}})
+      if (on) overlaps += fmt::format("{}{}", overlaps.empty() ? "" : ", ", what);
+    line(fmt::format("framework  {} (overlaps: {}; attention {})", to_string(sc.training.framework),
+                     overlaps.empty() ? "none" : overlaps,
+                     sc.training.flash_attention ? to_string(b.attention) : "unfused"));
+  }
+  if (p.pp > 1) {
+    // Blocks per stage, runs of equal counts as n×k so that deep pipelines fit on a line.
+    std::vector<int> per_stage;
+    for (int s = 0; s < r.partition.stages; ++s) per_stage.push_back(r.partition.layers_on_stage(s));
+    std::string runs;
+    for (std::size_t i = 0; i < per_stage.size();) {
+      std::size_t j = i;
+      while (j < per_stage.size() && per_stage[j] == per_stage[i]) ++j;
+      runs += fmt::format("{}{}", runs.empty() ? "" : " ",
+                          j - i > 1 ? fmt::format("{}×{}", per_stage[i], j - i) : std::to_string(per_stage[i]));
+      i = j;
+    }
+    line(fmt::format("pipeline   {} partition, blocks per stage {}",
+                     p.pipeline_layers.empty() ? to_string(p.pipeline_partition) : std::string("explicit"), runs));
+  }
   std::string offload;
   const OffloadSpec& o = sc.memory.offload;
   for (auto [what, tier] : {std::pair{"optimizer", o.optimizer}, {"params", o.params}, {"activations", o.activations}})

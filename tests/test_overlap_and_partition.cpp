@@ -1,0 +1,149 @@
+// Framework overlap switches (issue 14 item 3: parameter prefetch, TP communication overlap, PP
+// point-to-point overlap; each set by the preset and overridable) and pipeline partitions as people
+// run them (item 4: explicit per-stage or per-chunk block counts, and a partition balanced by
+// simulated time within memory).
+
+#include <catch2/catch.hpp>
+
+#include "sim/analysis/pipeline_balance.hpp"
+#include "sim/analysis/run.hpp"
+#include "sim/graph/pipeline_partition.hpp"
+#include "support.hpp"
+
+using namespace strata;
+
+namespace {
+
+RunResult run(const Scenario& sc) { return run_scenario(sc, {ExecutorKind::list, true, false}); }
+
+double exposed(const RunResult& r, TaskKind kind) {
+  const auto& e = r.simulation->analysis.breakdown.exposed_comm;
+  const auto it = e.find(kind);
+  return it == e.end() ? 0.0 : it->second;
+}
+
+// Llama 3 8B (vocabulary 128,256, hidden 4,096: its LM head and loss cost about three blocks) on one
+// DGX H100 as four pipeline stages.
+const std::vector<std::string> kPipelined8b = {"training.iterations=1", "parallelism.zero_stage=1",
+                                               "parallelism.pp=4"};
+
+std::vector<std::string> plus(std::vector<std::string> sets, std::initializer_list<std::string> more) {
+  sets.insert(sets.end(), more);
+  return sets;
+}
+
+}  // namespace
+
+TEST_CASE("Framework presets set each overlap, and each is overridable on its own", "[framework]") {
+  const Scenario core = test::load("gpt3-175b-64-h100");
+  CHECK(core.training.behaviour.overlap_grad_reduce);
+  CHECK(core.training.behaviour.overlap_param_gather);
+  CHECK_FALSE(core.training.behaviour.overlap_tp_comm);  // --tp-comm-overlap is opt-in
+  CHECK(core.training.behaviour.overlap_p2p_comm);       // interleaved: Megatron-Bridge turns it on
+  const Scenario one_f = test::load("gpt3-175b-64-h100", {"parallelism.schedule=1f1b", "parallelism.virtual_stages=1"});
+  CHECK_FALSE(one_f.training.behaviour.overlap_p2p_comm);
+  const Scenario old = test::load("gpt3-175b-64-h100", {"training.framework=megatron-lm-2021"});
+  CHECK_FALSE(old.training.behaviour.overlap_grad_reduce);
+  CHECK_FALSE(old.training.behaviour.overlap_param_gather);
+  CHECK_FALSE(old.training.behaviour.overlap_tp_comm);
+  CHECK_FALSE(old.training.behaviour.overlap_p2p_comm);
+  const Scenario ds = test::load("llama-3-8b-zero3-h100", {"training.framework=deepspeed"});
+  CHECK(ds.training.behaviour.overlap_param_gather);
+  const Scenario set = test::load("gpt3-175b-64-h100", {"training.overlap_tp_comm=true", "training.overlap_p2p_comm=false",
+                                                        "training.overlap_param_gather=false"});
+  CHECK(set.training.behaviour.overlap_tp_comm);
+  CHECK_FALSE(set.training.behaviour.overlap_p2p_comm);
+  CHECK_FALSE(set.training.behaviour.overlap_param_gather);
+  CHECK(set.training.behaviour.overlap_grad_reduce);
+}
+
+TEST_CASE("TP communication overlap hides all but one slice of the TP collectives and slows the GEMMs",
+          "[framework][simulation]") {
+  const std::vector<std::string> base = {"training.iterations=1"};
+  const RunResult blocking = run(test::load("korthikanti-175b-selective", base));
+  const RunResult overlapped =
+      run(test::load("korthikanti-175b-selective", plus(base, {"training.overlap_tp_comm=true"})));
+  const double tp_blocking = exposed(blocking, TaskKind::tp_comm), tp_overlapped = exposed(overlapped, TaskKind::tp_comm);
+  INFO("exposed TP comm " << tp_blocking << " s -> " << tp_overlapped << " s; iteration "
+                          << blocking.simulation->throughput.iteration_time << " s -> "
+                          << overlapped.simulation->throughput.iteration_time << " s");
+  // TP 8: one slice in eight stays exposed (latency steps aside).
+  CHECK(tp_overlapped < 0.25 * tp_blocking);
+  CHECK(overlapped.simulation->throughput.iteration_time < blocking.simulation->throughput.iteration_time);
+  // The GEMMs lose the SMs the communication holds: compute time grows.
+  CHECK(overlapped.simulation->analysis.breakdown.compute > blocking.simulation->analysis.breakdown.compute);
+}
+
+TEST_CASE("Pipeline sends off the compute stream and parameter gathers without prefetch", "[framework][simulation]") {
+  const std::vector<std::string> base = {"training.iterations=1"};
+  const RunResult blocking = run(test::load("korthikanti-175b-selective", base));
+  const RunResult async = run(test::load("korthikanti-175b-selective", plus(base, {"training.overlap_p2p_comm=true"})));
+  INFO("pipeline sends blocking " << blocking.simulation->throughput.iteration_time << " s, asynchronous "
+                                  << async.simulation->throughput.iteration_time << " s");
+  CHECK(async.simulation->throughput.iteration_time < blocking.simulation->throughput.iteration_time);
+  const RunResult prefetched = run(test::load("llama-3-8b-zero3-h100", {"training.iterations=1"}));
+  const RunResult serial =
+      run(test::load("llama-3-8b-zero3-h100", {"training.iterations=1", "training.overlap_param_gather=false"}));
+  INFO("ZeRO-3 gathers prefetched " << prefetched.simulation->throughput.iteration_time << " s, not "
+                                    << serial.simulation->throughput.iteration_time << " s");
+  CHECK(serial.simulation->throughput.iteration_time > prefetched.simulation->throughput.iteration_time);
+  CHECK(exposed(serial, TaskKind::param_gather) > exposed(prefetched, TaskKind::param_gather));
+}
+
+TEST_CASE("Balanced partition: contiguous chunks minimising the slowest", "[partition]") {
+  // Seven unit blocks and a head of five on two stages: [6 | 1 + 5] is the best split (max 6).
+  const std::vector<double> cost = {1, 1, 1, 1, 1, 1, 1, 5};
+  const auto p = balance_partition(cost, 2, 1, [](const PipelinePartition&, int) { return true; });
+  REQUIRE(p);
+  CHECK(chunk_layers(*p) == std::vector<int>{6, 2});
+  // Nothing fits: no partition.
+  CHECK_FALSE(balance_partition(cost, 2, 1, [](const PipelinePartition&, int) { return false; }));
+  // Per stage counts spread over the stage's chunks, earlier chunks first.
+  CHECK(chunk_layers(partition_from_counts({9, 9, 8, 6}, 4, 2)) == std::vector<int>{5, 5, 4, 3, 4, 4, 4, 3});
+}
+
+TEST_CASE("Pipeline partitions: explicit counts honoured, the balanced one takes blocks off the LM head's stage",
+          "[partition][simulation]") {
+  const RunResult uniform = run(test::load("llama-3-8b-zero3-h100", kPipelined8b));
+  CHECK(chunk_layers(uniform.partition) == std::vector<int>{8, 8, 8, 8});
+
+  const RunResult explicit_run =
+      run(test::load("llama-3-8b-zero3-h100", plus(kPipelined8b, {"parallelism.pipeline_layers=[9,9,8,6]"})));
+  CHECK(chunk_layers(explicit_run.partition) == std::vector<int>{9, 9, 8, 6});
+
+  const RunResult balanced =
+      run(test::load("llama-3-8b-zero3-h100", plus(kPipelined8b, {"parallelism.pipeline_partition=\"balanced\""})));
+  const std::vector<int> layers = chunk_layers(balanced.partition);
+  INFO("balanced " << layers[0] << " " << layers[1] << " " << layers[2] << " " << layers[3] << "; iteration "
+                   << uniform.simulation->throughput.iteration_time << " s uniform, "
+                   << balanced.simulation->throughput.iteration_time << " s balanced");
+  CHECK(layers.back() < 8);
+  int total = 0;
+  for (int n : layers) total += n;
+  CHECK(total == 32);
+  CHECK(balanced.memory.fits);
+  CHECK(balanced.simulation->throughput.iteration_time <= uniform.simulation->throughput.iteration_time);
+
+  // Interleaved: per-chunk balance, each chunk keeps a block.
+  const auto interleaved = plus(kPipelined8b, {"parallelism.schedule=interleaved", "parallelism.virtual_stages=2"});
+  const RunResult i_uniform = run(test::load("llama-3-8b-zero3-h100", interleaved));
+  const RunResult i_balanced =
+      run(test::load("llama-3-8b-zero3-h100", plus(interleaved, {"parallelism.pipeline_partition=\"balanced\""})));
+  const std::vector<int> chunks = chunk_layers(i_balanced.partition);
+  REQUIRE(chunks.size() == 8);
+  CHECK(chunks.back() < chunk_layers(i_uniform.partition).back());
+  CHECK(i_balanced.simulation->throughput.iteration_time <= i_uniform.simulation->throughput.iteration_time);
+  const RunResult i_explicit =
+      run(test::load("llama-3-8b-zero3-h100", plus(interleaved, {"parallelism.pipeline_layers=[9,9,8,6]"})));
+  CHECK(chunk_layers(i_explicit.partition) == std::vector<int>{5, 5, 4, 3, 4, 4, 4, 3});
+
+  // GPipe too.
+  const auto gpipe = plus(kPipelined8b, {"parallelism.schedule=gpipe", "training.global_batch_size=16"});
+  const RunResult g_uniform = run(test::load("llama-3-8b-zero3-h100", gpipe));
+  const RunResult g_balanced =
+      run(test::load("llama-3-8b-zero3-h100", plus(gpipe, {"parallelism.pipeline_partition=\"balanced\""})));
+  if (g_uniform.memory.fits) {
+    CHECK(chunk_layers(g_balanced.partition).back() < 8);
+    CHECK(g_balanced.simulation->throughput.iteration_time <= g_uniform.simulation->throughput.iteration_time);
+  }
+}
