@@ -110,8 +110,8 @@ TEST_CASE("Invalid scenarios give one pinned line per error", "[input]") {
        "inline.json: /model: missing required key (expected a model name, path or object)"},
       {"unknown model", with(base(), "/model", "gpt5"), {},
        "inline.json: /model: unknown model (got \"gpt5\", expected one of: deepseek-v2-lite, deepseek-v3, gpt3-175b, "
-       "llama-2-13b, llama-2-7b, llama-3-70b, llama-3-8b, llama-3.1-405b, megatron-1t, megatron-22b, mixtral-8x22b, "
-       "mixtral-8x7b, mlperf-llama3-1t, qwen1.5-moe-a2.7b, qwen3-30b-a3b, turing-530b)"},
+       "grok-1-nemo, llama-2-13b, llama-2-7b, llama-3-70b, llama-3-8b, llama-3.1-405b, megatron-1t, megatron-22b, "
+       "mixtral-8x22b, mixtral-8x7b, mlperf-llama3-1t, qwen1.5-moe-a2.7b, qwen2-57b-a14b, qwen3-30b-a3b, turing-530b)"},
       {"model file not found", with(base(), "/model", "models/nope.json"), {},
        "inline.json: /model: model file not found (got \"models/nope.json\")"},
       {"zero micro-batch size", with(base(), "/training/micro_batch_size", 0), {},
