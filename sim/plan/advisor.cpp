@@ -117,7 +117,7 @@ AdviseResult advise(const AdviseRequest& request, const DocumentResolver& resolv
             // Expert parallelism for MoE models: carved out of DP, so ep divides dp and the
             // experts (sim/config/scenario_spec.cpp checks the same). Every divisor of
             // gcd(dp, num_experts) up to 64, the largest EP a published run used (DeepSeek-V3,
-            // docs/references.md, Expert parallelism); sequence parallelism is already on with TP, as
+            // docs/references.md, Configuration advisor); sequence parallelism is already on with TP, as
             // Megatron-Core's MoE layers require. Named on every layout of an MoE model, so a
             // base scenario's own ep never leaks into layouts whose dp it does not divide.
             if (moe) {
