@@ -154,7 +154,8 @@ const ParamTable kParallelism = {
      .min = 1, .max = kMaxCount},
     {.key = "ep", .kind = ParamKind::integer, .default_value = 1,
      .doc = "expert-parallel degree, carved out of dp (divides dp and num_experts): each EP group of ep "
-            "replicas holds num_experts/ep experts per rank and exchanges tokens by all-to-all",
+            "replicas holds num_experts/ep experts per rank and exchanges tokens by all-to-all; with tp > 1 "
+            "it needs sequence_parallel (Megatron-Core); expert TP = tp",
      .min = 1, .max = kMaxCount},
     {.key = "sequence_parallel", .kind = ParamKind::boolean, .default_value = false,
      .doc = "shard norms/dropout along the sequence over TP (Korthikanti et al. 2022)"},

@@ -2,6 +2,7 @@
 
 #include <map>
 #include <stdexcept>
+#include <tuple>
 #include <utility>
 
 namespace strata {
@@ -35,9 +36,14 @@ DagContext::Frontier ExpertParallelEmitter::all_to_alls(int stage, int count, do
   const auto& lanes = ctx_.lanes();
   if (layout.ep == 1 || count == 0) return producers;
   DagContext::Frontier out(lanes.size());
-  // Lanes of one EP group: the same TP index and the same block of ep DP indices.
-  std::map<std::pair<std::int64_t, std::int64_t>, std::vector<std::size_t>> groups;
-  for (std::size_t i = 0; i < lanes.size(); ++i) groups[{lanes[i].first / layout.ep, lanes[i].second}].push_back(i);
+  // Lanes of one EP group: the same TP index, the same CP index and the same block of ep DP
+  // indices. A lane's first is the replica index dp_index·cp + cp_index, not the DP index: with
+  // CP > 1 dividing it by ep alone mixed CP ranks into one group (RankLayout::ep_group).
+  std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t>, std::vector<std::size_t>> groups;
+  for (std::size_t i = 0; i < lanes.size(); ++i) {
+    const std::int64_t replica = lanes[i].first;
+    groups[{replica / layout.cp / layout.ep, replica % layout.cp, lanes[i].second}].push_back(i);
+  }
   for (const auto& [key, members] : groups) {
     std::vector<std::int64_t> simulated;
     for (std::size_t i : members) simulated.push_back(ctx_.rank_of(stage, lanes[i]));

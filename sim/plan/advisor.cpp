@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 
 #include "sim/core/diagnostics.hpp"
 #include "sim/analysis/run.hpp"
@@ -85,6 +86,8 @@ AdviseResult advise(const AdviseRequest& request, const DocumentResolver& resolv
   if (base.training.seq_len >= kLongSequence)
     for (std::int64_t cp = 2; cp <= 32 && cp <= gpus; cp *= 2)
       if (base.training.seq_len % (2 * cp) == 0) cps.push_back(cp);
+  const bool moe = base.model.num_experts > 0;
+  constexpr std::int64_t kMaxEp = 64;
   std::vector<json> layouts;
   for (std::int64_t cp : cps)
   for (std::int64_t tp = 1; tp <= base.hardware.gpus_per_node && tp <= gpus; tp *= 2)
@@ -111,7 +114,23 @@ AdviseResult advise(const AdviseRequest& request, const DocumentResolver& resolv
                       {"memory.offload.activations", "none"}};
             // Only named when searched or set, so layouts of short sequences read as before.
             if (cp > 1 || base.parallelism.cp > 1) s["parallelism.cp"] = cp;
-            layouts.push_back(std::move(s));
+            // Expert parallelism for MoE models: carved out of DP, so ep divides dp and the
+            // experts (sim/config/scenario_spec.cpp checks the same). Every divisor of
+            // gcd(dp, num_experts) up to 64, DeepSeek-V3's training EP (
+            // docs/references.md, Configuration advisor); sequence parallelism is already on with TP, as
+            // Megatron-Core's MoE layers require. Named on every layout of an MoE model, so a
+            // base scenario's own ep never leaks into layouts whose dp it does not divide.
+            if (moe) {
+              const std::int64_t g = std::gcd(dp, base.model.num_experts);
+              for (std::int64_t ep = 1; ep <= std::min<std::int64_t>(g, kMaxEp); ++ep) {
+                if (g % ep != 0) continue;
+                json e = s;
+                e["parallelism.ep"] = ep;
+                layouts.push_back(std::move(e));
+              }
+            } else {
+              layouts.push_back(std::move(s));
+            }
           }
       }
     }

@@ -46,8 +46,11 @@ int advise_command(const FolderCatalog& catalog, const AdviseOptions& o) {
   // A cp column only when the search tried context parallelism (long sequences).
   bool with_cp = false;
   for (const auto& c : a.ranked) with_cp = with_cp || c.settings.contains("parallelism.cp");
-  std::printf("%-4s %3s %s%3s %4s %2s %3s %4s %-9s %-8s %-22s %9s %10s %6s %9s %s\n", "rank", "tp",
-              with_cp ? " cp " : "", "pp", "dp", "v", "mbs", "zero", "recompute", "offload", "checkpoint", "iteration", "tokens/s", "MFU", "HBM peak", "why");
+  // Likewise an ep column only when it searched expert parallelism (MoE models).
+  bool with_ep = false;
+  for (const auto& c : a.ranked) with_ep = with_ep || c.settings.contains("parallelism.ep");
+  std::printf("%-4s %3s %s%3s %4s %s%2s %3s %4s %-9s %-8s %-22s %9s %10s %6s %9s %s\n", "rank", "tp",
+              with_cp ? " cp " : "", "pp", "dp", with_ep ? " ep " : "", "v", "mbs", "zero", "recompute", "offload", "checkpoint", "iteration", "tokens/s", "MFU", "HBM peak", "why");
   int rank = 0;
   for (const auto& c : a.ranked) {
     const auto& f = c.report;
@@ -59,9 +62,13 @@ int advise_command(const FolderCatalog& catalog, const AdviseOptions& o) {
                                                                ? text(c.settings, "parallelism.cp")
                                                                : std::string("1"))
                                    : "";
-    std::printf("%-4d %3s %s%3s %4s %2s %3s %4s %-9s %-8s %-22s %9s %10s %5.1f%% %9s %s\n", ++rank,
+    const std::string ep = with_ep ? fmt::format("{:>3} ", c.settings.contains("parallelism.ep")
+                                                               ? text(c.settings, "parallelism.ep")
+                                                               : std::string("1"))
+                                   : "";
+    std::printf("%-4d %3s %s%3s %4s %s%2s %3s %4s %-9s %-8s %-22s %9s %10s %5.1f%% %9s %s\n", ++rank,
                 text(c.settings, "parallelism.tp").c_str(), cp.c_str(), text(c.settings, "parallelism.pp").c_str(),
-                text(c.settings, "parallelism.dp").c_str(), text(c.settings, "parallelism.virtual_stages").c_str(),
+                text(c.settings, "parallelism.dp").c_str(), ep.c_str(), text(c.settings, "parallelism.virtual_stages").c_str(),
                 text(c.settings, "training.micro_batch_size").c_str(),
                 c.settings.at("parallelism.distributed_optimizer").get<bool>()
                     ? "DO"
@@ -72,12 +79,12 @@ int advise_command(const FolderCatalog& catalog, const AdviseOptions& o) {
                 100 * num(f, "throughput.mfu"), format_bytes(num(f, "memory.gpu_peak_bytes")).c_str(),
                 c.verdict.c_str());
   }
-  std::printf("columns: tp, %spp, dp parallel degrees; v model chunks per pipeline stage (interleaved schedule); mbs "
+  std::printf("columns: tp, %spp, dp%s parallel degrees; v model chunks per pipeline stage (interleaved schedule); mbs "
               "micro-batch size; zero ZeRO stage, or DO for Megatron's distributed optimizer; recompute activation "
               "recomputation; offload where optimizer states live; checkpoint strategy and interval in iterations; "
               "iteration the steady-state iteration time; tokens/s for the whole cluster; MFU model FLOPs "
               "utilisation; HBM peak per GPU; why the reason for its rank\n",
-              with_cp ? "cp (context parallel), " : "");
+              with_cp ? "cp (context parallel), " : "", with_ep ? ", ep (expert parallel, within dp)" : "");
   std::printf("objective %s; %lld configurations generated (%lld invalid, %lld do not fit), %lld screened, "
               "%lld simulated with the DES, %lld checkpoint trials; %.1f s\n",
               o.objective.c_str(), static_cast<long long>(a.generated), static_cast<long long>(a.invalid),
