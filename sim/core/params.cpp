@@ -212,15 +212,20 @@ std::string ObjectReader::choice(const std::string& key) {
   return p.default_value.is_string() ? p.default_value.get<std::string>() : std::string{};
 }
 
+const json* ObjectReader::list_or_default(const Param& p) {
+  const json* v = value_or_default(p);
+  if (v && !v->is_array()) {
+    wrong(p, *v, "wrong type");
+    return nullptr;
+  }
+  return v;
+}
+
 std::vector<std::string> ObjectReader::string_list(const std::string& key) {
   const Param& p = param(key);
-  const json* v = value_or_default(p);
+  const json* v = list_or_default(p);
   std::vector<std::string> out;
   if (!v) return out;
-  if (!v->is_array()) {
-    wrong(p, *v, "wrong type");
-    return out;
-  }
   for (std::size_t i = 0; i < v->size(); ++i) {
     const json& item = (*v)[i];
     bool valid = item.is_string();
@@ -241,13 +246,9 @@ std::vector<std::string> ObjectReader::string_list(const std::string& key) {
 
 std::vector<std::int64_t> ObjectReader::integer_list(const std::string& key) {
   const Param& p = param(key);
-  const json* v = value_or_default(p);
+  const json* v = list_or_default(p);
   std::vector<std::int64_t> out;
   if (!v) return out;
-  if (!v->is_array()) {
-    wrong(p, *v, "wrong type");
-    return out;
-  }
   for (std::size_t i = 0; i < v->size(); ++i) {
     const json& item = (*v)[i];
     const bool integral = item.is_number_integer() || item.is_number_unsigned();

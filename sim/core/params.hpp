@@ -82,6 +82,8 @@ class ObjectReader {
  private:
   const Param& param(const std::string& key) const;
   const nlohmann::json* value_or_default(const Param& p);
+  /// The list `p` holds, or null when absent or not an array (reported as a wrong type).
+  const nlohmann::json* list_or_default(const Param& p);
   void wrong(const Param& p, const nlohmann::json& got, const char* what);
 
   const nlohmann::json& value_;
