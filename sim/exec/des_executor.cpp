@@ -12,8 +12,8 @@
 #include <stdexcept>
 #include <string>
 
+#include <simgrid/kernel/Timer.hpp>
 #include <simgrid/s4u/Activity.hpp>
-#include <simgrid/s4u/Actor.hpp>
 #include <simgrid/s4u/Comm.hpp>
 #include <simgrid/s4u/Engine.hpp>
 #include <simgrid/s4u/Exec.hpp>
@@ -28,9 +28,12 @@ namespace sg4 = simgrid::s4u;
 
 namespace {
 
-/// One actor drives the whole DAG: it starts each task's activities (an Exec on the GPU host, or a
-/// Comm per flow on its route) when the task becomes ready, and waits for whichever finishes first.
-/// Keeping tasks passive avoids an actor (and its context) per task.
+/// Drives the whole DAG from SimGrid's maestro, without an actor: a task's activities (an Exec on
+/// the GPU host, or a Comm per flow on its route) start when it becomes ready, from the completion
+/// callback of the activity that readied it or from a kernel timer (host-side waits and flow
+/// latencies). SimGrid reports each completion once, so an event costs the same whatever the number
+/// of running activities: an actor's wait_any over all of them cost O(running) per event, quadratic
+/// with the thousands of concurrent flows of a large expert-parallel all-to-all.
 class Controller {
  public:
   Controller(const TaskDag& dag, const TaskCosts& costs, const SimgridPlatform& platform,
@@ -52,48 +55,88 @@ class Controller {
       if (pending_[id] == 0) ready_.push_back(id);
   }
 
-  void operator()() {
-    const std::size_t n = dag_.tasks.size();
-    while (done_ < n) {
-      while (!ready_.empty()) {
-        TaskId id = ready_.front();
-        ready_.pop_front();
-        start(id);
-      }
-      if (done_ == n) break;
-      if (active_.empty() && timers_.empty()) throw std::logic_error("DES stalled: tasks wait on each other");
-      if (active_.empty()) {
-        sg4::this_actor::sleep_until(timers_.begin()->first);
-      } else {
-        const double timeout =
-            timers_.empty() ? -1.0 : std::max(0.0, timers_.begin()->first - sg4::Engine::get_clock());
-        const ssize_t idx = sg4::Activity::wait_any_for(active_, timeout);
-        if (idx >= 0 && static_cast<std::size_t>(idx) < active_.size()) complete_activity(static_cast<std::size_t>(idx));
-      }
-      fire_timers();
-    }
+  /// Runs the engine until no activity or timer is left; throws if some task never ran.
+  void run(sg4::Engine& engine) {
+    sg4::Activity::on_completion_cb([this](const sg4::Activity& activity) { on_completion(activity); });
+    // Activities that completed in an earlier round are dropped when time next advances: by then
+    // SimGrid is done with them (dropping one inside its own completion callback would free it
+    // while SimGrid still uses it).
+    sg4::Engine::on_time_advance_cb([this](double) { completed_.clear(); });
+    guarded([this] { start_ready(); });
+    engine.run();
+    if (!failure_.empty()) throw std::logic_error(failure_);
+    if (done_ < dag_.tasks.size()) throw std::logic_error("DES stalled: tasks wait on each other");
   }
 
  private:
+  /// What a running activity stands for: its task, and its flow (index into flow_links_) or -1.
+  struct Running {
+    sg4::ActivityPtr activity;
+    TaskId task = 0;
+    std::int64_t flow = -1;
+  };
+
+  /// An exception must not unwind through SimGrid's engine: the first one is kept, nothing more
+  /// starts, and run() throws it once the engine has drained.
+  template <class F>
+  void guarded(F&& body) {
+    if (!failure_.empty()) return;
+    try {
+      body();
+    } catch (const std::exception& e) {
+      failure_ = e.what();
+    }
+  }
+
+  void on_completion(const sg4::Activity& activity) {
+    // Cancelled activities (a suspended background flow being replaced) are reported too, and
+    // twice; only a normal finish of one of ours counts.
+    if (activity.get_state() != sg4::Activity::State::FINISHED) return;
+    auto* slot = activity.get_data<std::size_t>();
+    if (slot == nullptr) return;
+    guarded([&] {
+      complete_activity(*slot);
+      start_ready();
+    });
+  }
+
+  void start_ready() {
+    while (!ready_.empty()) {
+      TaskId id = ready_.front();
+      ready_.pop_front();
+      start(id);
+    }
+  }
+
   void start(TaskId id) {
     const Task& t = dag_.tasks[id];
     times_.start[id] = sg4::Engine::get_clock();
     if (t.flows.empty()) {
       const double seconds = costs_.compute_seconds(t);
       if (seconds <= 0.0) return finish(id);
-      if (TaskCosts::on_host(t)) {  // a fixed share of the host CPUs: a timed wait
-        timers_.emplace(sg4::Engine::get_clock() + seconds, id);
-        return;
-      }
+      if (TaskCosts::on_host(t)) return set_timer(seconds, id);  // a fixed share of the host CPUs
       sg4::Host* gpu = platform_.gpus.at(t.rank());
       auto exec = sg4::Exec::init()->set_flops_amount(seconds * gpu->get_speed())->set_host(gpu);
-      exec->start();
       track(exec, id);
+      exec->start();
       return;
     }
     const double latency = costs_.latency_seconds(id);
-    if (latency > 0.0) timers_.emplace(sg4::Engine::get_clock() + latency, id);
+    if (latency > 0.0) set_timer(latency, id);
     else start_flows(id);
+  }
+
+  /// After `seconds`, start_flows(id): the flows after their latency, or the end of a host-side wait.
+  void set_timer(double seconds, TaskId id) {
+    const double at = sg4::Engine::get_clock() + seconds;
+    timers_.emplace(at, id);
+    // The kernel orders timers of one date by address; ours fire in the order they were set.
+    simgrid::kernel::timer::Timer::set(at, [this] {
+      guarded([this] {
+        fire_timers();
+        start_ready();
+      });
+    });
   }
 
   void start_flows(TaskId id) {
@@ -105,20 +148,17 @@ class Controller {
       const auto flow = static_cast<std::int64_t>(flow_links_.size());
       flow_links_.push_back(&flows[f].links);
       flow_route_.push_back(route_of_[id][f]);
-      flow_task_.push_back(id);
+      track(comm, id, flow);
       if (flows[f].background) {
         comm->start();
         background_.emplace(flow, comm);
         for (LinkId l : flows[f].links) background_on_[l].push_back(flow);
-        track(comm, id, flow);
         if (!links_free(flows[f].links)) suspend(flow);
         continue;
-      } else {
-        for (LinkId l : flows[f].links)
-          if (foreground_on_[l]++ == 0) yield_link(l);
-        comm->start();
       }
-      track(comm, id, flow);
+      for (LinkId l : flows[f].links)
+        if (foreground_on_[l]++ == 0) yield_link(l);
+      comm->start();
     }
     if (outstanding_[id] == 0) finish(id);
   }
@@ -147,11 +187,6 @@ class Controller {
     auto& comm = background_.at(flow);
     suspended_[flow] = comm->get_remaining();
     comm->suspend();
-    for (std::size_t i = 0; i < active_flow_.size(); ++i)
-      if (active_flow_[i] == flow) {
-        untrack(i);
-        break;
-      }
   }
 
   void release_link(LinkId l) {
@@ -164,39 +199,44 @@ class Controller {
       auto comm = sg4::Comm::sendto_init(ends.from, ends.to)
                       ->set_payload_size(static_cast<std::uint64_t>(std::max(1.0, std::round(s->second))));
       suspended_.erase(s);
-      background_[flow]->cancel();  // the suspended one, done with
+      sg4::CommPtr& old = background_[flow];  // the suspended one, done with: its slot now runs `comm`
+      auto* slot = old->get_data<std::size_t>();
+      old->set_data(nullptr);
+      old->cancel();
+      cancelled_.push_back(old);
+      comm->set_data(slot);
+      running_[*slot].activity = comm;
       comm->start();
       background_[flow] = comm;
-      active_.push_back(comm);
-      active_task_.push_back(flow_task_[static_cast<std::size_t>(flow)]);
-      active_flow_.push_back(flow);
     }
   }
 
-  void track(sg4::ActivityPtr activity, TaskId id, std::int64_t flow = -1) {
-    active_.push_back(std::move(activity));
-    active_task_.push_back(id);
-    active_flow_.push_back(flow);
+  /// Registers a not yet started activity of task `id` (its task counts it as outstanding).
+  void track(const sg4::ActivityPtr& activity, TaskId id, std::int64_t flow = -1) {
+    std::size_t slot = running_.size();
+    if (!free_.empty()) {
+      slot = free_.back();
+      free_.pop_back();
+    } else {
+      running_.emplace_back();
+      slots_.push_back(slot);
+    }
+    running_[slot] = Running{activity, id, flow};
+    activity->set_data(&slots_[slot]);
     ++outstanding_[id];
   }
 
-  /// Stops waiting on active_[idx] (its task still counts it as outstanding).
-  void untrack(std::size_t idx) {
-    active_[idx] = active_.back();
-    active_.pop_back();
-    active_task_[idx] = active_task_.back();
-    active_task_.pop_back();
-    active_flow_[idx] = active_flow_.back();
-    active_flow_.pop_back();
-  }
-
-  void complete_activity(std::size_t idx) {
-    const TaskId id = active_task_[idx];
-    const std::int64_t flow = active_flow_[idx];
-    untrack(idx);
+  void complete_activity(std::size_t slot) {
+    Running& r = running_[slot];
+    const TaskId id = r.task;
+    const std::int64_t flow = r.flow;
+    r.activity->set_data(nullptr);
+    completed_.push_back(std::move(r.activity));
+    free_.push_back(slot);
     if (flow >= 0) {
       const auto& links = *flow_links_[static_cast<std::size_t>(flow)];
       if (auto bg = background_.find(flow); bg != background_.end()) {
+        completed_.push_back(bg->second);
         background_.erase(bg);
         for (LinkId l : links) {
           auto& on = background_on_[l];
@@ -235,18 +275,21 @@ class Controller {
   std::vector<std::vector<TaskId>> successors_;
   std::vector<std::uint32_t> outstanding_;
   std::deque<TaskId> ready_;
-  std::vector<sg4::ActivityPtr> active_;
-  std::vector<TaskId> active_task_;
-  std::vector<std::int64_t> active_flow_;  ///< index into flow_links_, or -1 for a compute activity
+  std::deque<Running> running_;     ///< per slot, the activity running in it (reused once it completes)
+  std::deque<std::size_t> slots_;   ///< slot numbers at stable addresses: each activity's data points at its own
+  std::vector<std::size_t> free_;   ///< slots whose activity completed
+  std::vector<sg4::ActivityPtr> completed_;  ///< completed this round, released when time advances
+  /// Cancelled comms are kept to the end: SimGrid reports their failure some rounds later.
+  std::vector<sg4::ActivityPtr> cancelled_;
   std::vector<const std::vector<LinkId>*> flow_links_;  ///< per started flow, its links
   std::map<LinkId, std::int64_t> foreground_on_;        ///< foreground flows in progress per link
   std::map<LinkId, std::vector<std::int64_t>> background_on_;  ///< background flows in progress per link
   std::map<std::int64_t, sg4::CommPtr> background_;
   std::map<std::int64_t, double> suspended_;  ///< suspended background flows: bytes they have left
   std::vector<std::size_t> flow_route_;       ///< per started flow, its route
-  std::vector<TaskId> flow_task_;             ///< per started flow, its task
   std::multimap<double, TaskId> timers_;
   std::size_t done_ = 0;
+  std::string failure_;
 };
 
 /// Runs the simulation and hands the times to `deliver` while SimGrid's engine and platform are still
@@ -277,16 +320,7 @@ void simulate(const TaskDag& dag, const TaskCosts& costs, const PlatformLayout& 
 
   TaskTimes times;
   Controller controller(dag, costs, platform, route_of, times);
-  std::string failure;  // an exception must not escape a SimGrid actor
-  sg4::Actor::create("controller", platform.controller, [&controller, &failure] {
-    try {
-      controller();
-    } catch (const std::exception& e) {
-      failure = e.what();
-    }
-  });
-  engine.run();
-  if (!failure.empty()) throw std::logic_error(failure);
+  controller.run(engine);
   deliver(times);
 }
 

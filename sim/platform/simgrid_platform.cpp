@@ -22,7 +22,6 @@ SimgridPlatform build_simgrid_platform(const PlatformLayout& layout, const std::
                                        const std::vector<std::int64_t>& gpu_ranks, double gpu_flops) {
   SimgridPlatform p;
   sg4::NetZone* zone = sg4::create_full_zone("cluster");
-  p.controller = zone->create_host("controller", 1.0)->seal();
   for (std::int64_t r : gpu_ranks) p.gpus[r] = zone->create_host(fmt::format("gpu{}", r), gpu_flops)->seal();
   std::map<LinkId, sg4::Link*> links;
   for (const auto& [id, bandwidth] : link_bandwidths) {

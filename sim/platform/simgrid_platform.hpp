@@ -23,7 +23,6 @@ struct SimgridRouteEnds {
 struct SimgridPlatform {
   std::map<std::int64_t, simgrid::s4u::Host*> gpus;
   std::vector<SimgridRouteEnds> routes;  ///< same order as the routes passed in
-  simgrid::s4u::Host* controller = nullptr;
 };
 
 /// Must be called once, after the engine is created and before it runs. Link latencies are left at
