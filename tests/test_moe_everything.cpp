@@ -11,6 +11,7 @@
 #include <set>
 #include <sstream>
 
+#include "sim/analysis/confidence.hpp"
 #include "sim/analysis/run.hpp"
 #include "sim/graph/memory_model.hpp"
 #include "support.hpp"
@@ -221,4 +222,39 @@ TEST_CASE("advise searches EP for an MoE model and shows an ep column; a dense m
   REQUIRE(dense.code == 0);
   CHECK(dense.out.substr(0, dense.out.find('\n')).find(" ep ") == std::string::npos);
   CHECK(dense.out.find("expert parallel") == std::string::npos);
+}
+
+TEST_CASE("The report says where a MoE, EP or CP run rests on an unmeasured assumption", "[ep][cp][confidence]") {
+  const auto warnings = [](const std::string& scenario, const std::vector<std::string>& sets) {
+    const Scenario sc = test::load(scenario, sets);
+    RunResult r;
+    r.parameters = 46.7e9;  // inside the validated sizes: only the MoE/CP lines can appear
+    std::string all;
+    for (const auto& w : assess_confidence(sc, r).warnings) all += w + "\n";
+    return all;
+  };
+  const auto has = [](const std::string& all, const std::string& part) { return all.find(part) != std::string::npos; };
+
+  const std::string ep = warnings("mixtral-8x7b-ep-h100", kEp);
+  INFO(ep);
+  CHECK(has(ep, "mixture-of-experts timing is checked against 3 published runs"));
+  CHECK(has(ep, "expert load assumed perfectly balanced"));
+  CHECK(has(ep, "experts are split over TP 2"));
+  CHECK_FALSE(has(ep, "context parallelism"));
+
+  // A measured imbalance, or a capacity factor above 1 with one, is the user's number: no warning.
+  CHECK_FALSE(has(warnings("mixtral-8x7b-ep-h100", with(kEp, {"training.moe.load_imbalance=1.3"})),
+                  "expert load assumed"));
+  // Without EP every expert is on every rank: balance does not set a pace.
+  CHECK_FALSE(has(warnings("mixtral-8x7b-ep-h100", with(kCp, {})), "expert load assumed"));
+
+  const std::string cp = warnings("mixtral-8x7b-ep-h100", with(kCp, {"memory.recompute=full"}));
+  CHECK(has(cp, "context parallelism runs as a K/V ring"));
+  CHECK(has(cp, "reruns attention without its K/V exchange"));
+  CHECK_FALSE(has(warnings("mixtral-8x7b-ep-h100", with(kCp, {"memory.recompute=none"})), "reruns attention"));
+
+  const std::string dense = warnings("llama-3-70b-h100-64", {});
+  CHECK_FALSE(has(dense, "mixture-of-experts"));
+  CHECK_FALSE(has(dense, "experts are split"));
+  CHECK_FALSE(has(dense, "context parallelism"));
 }
