@@ -48,6 +48,38 @@ std::string canonical_dump(const json& report) {
   return copy.dump(2) + "\n";
 }
 
+namespace {
+
+/// `text` after a 10-column label, word-wrapped so no line passes `width` columns (ASCII text);
+/// continuation lines are indented under the text.
+std::string labelled_paragraph(const std::string& label, const std::string& text, std::size_t width = 100) {
+  const std::string indent(11, ' ');
+  std::string out = fmt::format("{:10} ", label);
+  std::size_t column = out.size();
+  std::size_t start = 0;
+  bool first_word = true;
+  while (start < text.size()) {
+    std::size_t end = text.find(' ', start);
+    if (end == std::string::npos) end = text.size();
+    const std::string word = text.substr(start, end - start);
+    start = end + 1;
+    if (word.empty()) continue;
+    if (!first_word && column + 1 + word.size() > width) {
+      out += "\n" + indent;
+      column = indent.size();
+    } else if (!first_word) {
+      out += ' ';
+      ++column;
+    }
+    out += word;
+    column += word.size();
+    first_word = false;
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string summary_table(const Scenario& sc, const RunResult& r) {
   const MemoryEstimate& mem = r.memory;
   const ParallelismSpec& p = sc.parallelism;
@@ -215,7 +247,7 @@ std::string summary_table(const Scenario& sc, const RunResult& r) {
   for (const auto& o : overflows)
     line(fmt::format("overflow   {} {} {}: needs {}, has {} (short by {})", o.device, o.index, to_string(o.tier),
                      format_bytes(o.need), format_bytes(o.capacity), format_bytes(o.need - o.capacity)));
-  for (const auto& w : r.confidence.warnings) line(fmt::format("warning    {}", w));
+  for (const auto& w : r.confidence.warnings) line(labelled_paragraph("warning", w));
   return out;
 }
 
