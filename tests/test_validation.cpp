@@ -50,9 +50,11 @@ TEST_CASE("Validation table: published training throughputs", "[validation][simu
     const strata::Scenario sc = strata::test::load_path(j.at("scenario").get<std::string>());
     const strata::RunResult r = strata::run_scenario(sc);
     row.strata = strata_metric(sc, r, row.metric);
-    row.configuration = fmt::format("{} GPUs, TP{} PP{} DP{}{}, {} x {} tokens, recompute {}", sc.gpus, sc.parallelism.tp,
-                                    sc.parallelism.pp, sc.parallelism.dp,
-                                    sc.parallelism.zero_stage > 0 ? fmt::format(" ZeRO-{}", sc.parallelism.zero_stage) : "",
+    const strata::ParallelismSpec& p = sc.parallelism;
+    row.configuration = fmt::format("{} GPUs, TP{}{} PP{} DP{}{}{}, {} x {} tokens, recompute {}", sc.gpus, p.tp,
+                                    p.cp > 1 ? fmt::format(" CP{}", p.cp) : "", p.pp, p.dp,
+                                    p.ep > 1 ? fmt::format(" EP{}", p.ep) : "",
+                                    p.zero_stage > 0 ? fmt::format(" ZeRO-{}", p.zero_stage) : "",
                                     sc.training.global_batch_size, sc.training.seq_len, to_string(sc.memory.recompute));
     rows.push_back(row);
   }
