@@ -6,10 +6,14 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <cmath>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 #include "doc_region.hpp"
+#include "sim/analysis/confidence.hpp"
 #include "support.hpp"
 
 namespace {
@@ -22,6 +26,8 @@ struct Row {
   std::string id, source, gpu, framework, metric, gap;
   double measured = 0.0, strata = 0.0;
   std::string configuration;
+  bool moe = false;  ///< the model has routed experts
+  strata::Framework framework_preset = strata::kDefaultFramework;
 };
 
 double strata_metric(const strata::Scenario& sc, const strata::RunResult& r, const std::string& metric) {
@@ -50,6 +56,8 @@ TEST_CASE("Validation table: published training throughputs", "[validation][simu
     const strata::Scenario sc = strata::test::load_path(j.at("scenario").get<std::string>());
     const strata::RunResult r = strata::run_scenario(sc);
     row.strata = strata_metric(sc, r, row.metric);
+    row.moe = sc.model.is_moe();
+    row.framework_preset = sc.training.framework;
     const strata::ParallelismSpec& p = sc.parallelism;
     row.configuration = fmt::format("{} GPUs, TP{}{} PP{} DP{}{}{}, {} x {} tokens, recompute {}", sc.gpus, p.tp,
                                     p.cp > 1 ? fmt::format(" CP{}", p.cp) : "", p.pp, p.dp,
@@ -90,6 +98,28 @@ TEST_CASE("Validation table: published training throughputs", "[validation][simu
       CHECK(std::fabs(e) <= tolerance);
     }
   }
+  // The confidence lines quote the bands of MoE and FSDP runs (sim/analysis/confidence.hpp): they
+  // must be this table's.
+  const auto check_band = [&](const char* regime, const strata::ValidatedBand& band, auto&& in_regime) {
+    int runs = 0;
+    double low = std::numeric_limits<double>::infinity(), high = -low;
+    for (const Row& r : rows) {
+      if (!in_regime(r)) continue;
+      ++runs;
+      low = std::min(low, 100.0 * error(r));
+      high = std::max(high, 100.0 * error(r));
+    }
+    INFO(fmt::format("{}: {} runs, {:+.1f} % to {:+.1f} % in the table; confidence.hpp says {} runs, {:+.1f} % to "
+                     "{:+.1f} %",
+                     regime, runs, low, high, band.runs, band.low_percent, band.high_percent));
+    CHECK(runs == band.runs);
+    CHECK(std::fabs(low - band.low_percent) <= 0.5);
+    CHECK(std::fabs(high - band.high_percent) <= 0.5);
+  };
+  check_band("mixture of experts", strata::kMoeBand, [](const Row& r) { return r.moe; });
+  check_band("pytorch-fsdp", strata::kFsdpBand,
+             [](const Row& r) { return r.framework_preset == strata::Framework::pytorch_fsdp; });
+
   const std::string summary = fmt::format(
       "\nAll {} rows: mean |error| {:.1f} %, max {:.1f} %. The {} rows held to the tolerance: mean {:.1f} %, max {:.1f} %.\n",
       rows.size(), 100.0 * sum_all / static_cast<double>(rows.size()), 100.0 * max_all, held,
@@ -101,4 +131,21 @@ TEST_CASE("Validation table: published training throughputs", "[validation][simu
                                                     kValidationPreamble);
   INFO("docs/validation.md was out of date and has been regenerated: commit it");
   CHECK_FALSE(changed);
+}
+
+TEST_CASE("A pytorch-fsdp run says how optimistic Strata was on the published FSDP runs", "[validation][confidence]") {
+  const auto warnings = [](const std::string& framework) {
+    const strata::Scenario sc =
+        strata::test::load("llama-3-8b-zero3-h100", {fmt::format("training.framework=\"{}\"", framework)});
+    strata::RunResult r;
+    r.parameters = 8.0e9;
+    std::string all;
+    for (const auto& w : strata::assess_confidence(sc, r).warnings) all += w + "\n";
+    return all;
+  };
+  const std::string fsdp = warnings("pytorch-fsdp");
+  INFO(fsdp);
+  CHECK(fsdp.find("with pytorch-fsdp Strata's iterations were 10-20 % shorter than measured in all 6") !=
+        std::string::npos);
+  CHECK(warnings("megatron-core").find("pytorch-fsdp") == std::string::npos);
 }

@@ -14,12 +14,6 @@ namespace {
 constexpr double kValidatedMinParameters = 6.0e9;
 constexpr double kValidatedMaxParameters = 1.1e12;
 
-// What docs/validation.md reproduces of mixture-of-experts training: Mixtral 8x22B (-7.2 %),
-// Qwen2-57B-A14B (-16.1 %) and Grok-1 (+17.8 %), all Megatron-Core on H100.
-constexpr int kValidatedMoeRuns = 3;
-constexpr double kMoeErrorLow = -16.1;
-constexpr double kMoeErrorHigh = 17.8;
-
 /// The parts of a MoE or long-context run the model simplifies, each a line: the answer is only as
 /// good as the assumption behind it.
 void warn_moe_and_long_context(const Scenario& sc, std::vector<std::string>& warnings) {
@@ -27,7 +21,7 @@ void warn_moe_and_long_context(const Scenario& sc, std::vector<std::string>& war
   if (sc.model.is_moe()) {
     warnings.push_back(fmt::format("mixture-of-experts timing is checked against {} published runs only "
                                    "(docs/validation.md: {:+.0f} % to {:+.0f} %)",
-                                   kValidatedMoeRuns, kMoeErrorLow, kMoeErrorHigh));
+                                   kMoeBand.runs, kMoeBand.low_percent, kMoeBand.high_percent));
     if (p.ep > 1 && sc.training.moe.pace_factor() <= 1.0)
       warnings.push_back("expert load assumed perfectly balanced (training.moe.load_imbalance 1, as the published "
                          "MoE benchmarks force it): with real routing the most loaded EP rank sets the pace; set "
@@ -64,6 +58,12 @@ Confidence assess_confidence(const Scenario& sc, const RunResult& r) {
     c.warnings.push_back(fmt::format("{} is outside the validated GPUs (docs/validation.md): its kernel tables are "
                                      "borrowed or unmeasured",
                                      sc.hardware.gpu.model));
+  // A framework whose every reproduced run came out faster than measured: say by how much.
+  if (sc.training.framework == Framework::pytorch_fsdp)
+    c.warnings.push_back(fmt::format("with pytorch-fsdp Strata's iterations were {:.0f}-{:.0f} % shorter than "
+                                     "measured in all {} published runs it reproduces (docs/validation.md): expect "
+                                     "slower",
+                                     -kFsdpBand.high_percent, -kFsdpBand.low_percent, kFsdpBand.runs));
   if (!c.validated_framework)
     c.warnings.push_back(fmt::format("framework {} has no measured runs in docs/validation.md",
                                      to_string(sc.training.framework)));

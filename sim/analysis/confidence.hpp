@@ -12,6 +12,18 @@
 
 namespace strata {
 
+/// How a regime fared in docs/validation.md's throughput table: the runs reproduced and their
+/// errors on the time an iteration takes (negative: Strata optimistic), in percent. The validation
+/// test fails when the table and these stop agreeing.
+struct ValidatedBand {
+  int runs = 0;
+  double low_percent = 0.0, high_percent = 0.0;
+};
+/// Mixture-of-experts models (Mixtral 8x22B, Qwen2-57B-A14B, Grok-1; Megatron-Core on H100).
+inline constexpr ValidatedBand kMoeBand{3, -16.1, 17.8};
+/// The pytorch-fsdp framework (MosaicML llm-foundry's MPT-7B and MPT-70B runs on A100 and H100).
+inline constexpr ValidatedBand kFsdpBand{6, -19.7, -10.5};
+
 Confidence assess_confidence(const Scenario& sc, const RunResult& r);
 
 }  // namespace strata
