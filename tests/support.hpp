@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdio>
@@ -54,6 +55,14 @@ inline Result strata_cli(const std::string& args, const std::string& stderr_to =
 
 /// A path in the temporary folder, removed if it exists; named after this process, so that test cases
 /// running in parallel (ctest -j) never share one.
+/// A GPU's achievable bandwidth on the hop a collective takes: NVLink inside a node, or across nodes
+/// the slower of its NIC and its PCIe link (the closed forms the executor tests check against).
+inline double hop_bandwidth(const HardwareSpec& hw, bool inter_node) {
+  return inter_node ? std::min(hw.nic.bandwidth.value * hw.efficiency.network,
+                               hw.pcie.bandwidth.value * hw.efficiency.pcie)
+                    : hw.nvlink_bandwidth.value * hw.efficiency.nvlink;
+}
+
 inline std::string temp_file(const std::string& name) {
   auto p = std::filesystem::temp_directory_path() / fmt::format("strata-cli-test-{}-{}", ::getpid(), name);
   std::filesystem::remove_all(p);

@@ -50,9 +50,7 @@ TEST_CASE("Ring collectives take their closed-form time on NVLink and across nod
   for (bool inter_node : {false, true}) {
     const HardwareSpec hw = a100(inter_node ? 1 : 8);
     // Per-GPU bandwidth and per-step latency of the ring's hop.
-    const double B = inter_node ? std::min(hw.nic.bandwidth.value * hw.efficiency.network,
-                                           hw.pcie.bandwidth.value * hw.efficiency.pcie)
-                                : hw.nvlink_bandwidth.value * hw.efficiency.nvlink;
+    const double B = strata::test::hop_bandwidth(hw, inter_node);
     const double alpha = inter_node ? hw.nic.latency.value : hw.nvlink_latency.value;
     for (std::int64_t n : {2, 4, 8}) {
       const RankLayout layout{1, 1, n, hw.gpus_per_node};

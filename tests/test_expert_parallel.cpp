@@ -78,9 +78,7 @@ TEST_CASE("All-to-all takes (n-1)/n of each rank's bytes over its link: NVLink i
   const double S = 256.0 * (1 << 20);
   for (bool inter_node : {false, true}) {
     const HardwareSpec hw = h100(inter_node ? 1 : 8);
-    const double B = inter_node ? std::min(hw.nic.bandwidth.value * hw.efficiency.network,
-                                           hw.pcie.bandwidth.value * hw.efficiency.pcie)
-                                : hw.nvlink_bandwidth.value * hw.efficiency.nvlink;
+    const double B = strata::test::hop_bandwidth(hw, inter_node);
     const PlatformLayout platform(hw, 8);
     // Every pair at once: one route latency.
     double alpha = 0.0;
