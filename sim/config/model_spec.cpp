@@ -533,8 +533,8 @@ ModelSpec parse_model(const json& raw, const std::string& pointer, Diagnostics& 
   const json doc = hf ? from_huggingface(raw, pointer, diag) : raw;
   if (hf) {
     m.format = "huggingface";
+    if (diag.size() != errors_before) return m;  // a model_type that is not a string is one of them
     m.model_type = raw.value("model_type", std::string{});
-    if (diag.size() != errors_before) return m;
   }
   ObjectReader r(doc, pointer, model_param_table(), diag);
   if (!r.ok()) {
