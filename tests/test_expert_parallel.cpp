@@ -80,9 +80,10 @@ TEST_CASE("All-to-all takes (n-1)/n of each rank's bytes over its link: NVLink i
     const HardwareSpec hw = h100(inter_node ? 1 : 8);
     const double B = strata::test::hop_bandwidth(hw, inter_node);
     const PlatformLayout platform(hw, 8);
-    // Every pair at once: one route latency.
+    // Every pair at once: one route latency, and NCCL's once-per-call cost.
     double alpha = 0.0;
-    for (LinkId l : platform.route(Device::gpu(0), Device::gpu(1), inter_node)) alpha += platform.link(l).latency;
+    for (LinkId l : platform.route(Device::gpu(0), Device::gpu(1), inter_node))
+      alpha += platform.link(l).latency + platform.link(l).call_latency;
     for (std::int64_t n : {2, 4, 8}) {
       const RankLayout layout{.tp = 1, .pp = 1, .dp = n, .gpus_per_node = hw.gpus_per_node, .ep = n};
       const double expected = (n - 1.0) / n * S / B + alpha;
@@ -103,8 +104,14 @@ TEST_CASE("All-to-all over two nodes: the NIC share sets the pace", "[analytic][
   const double nic = std::min(hw.nic.bandwidth.value * hw.efficiency.network, hw.pcie.bandwidth.value * hw.efficiency.pcie);
   REQUIRE(hw.nic.count >= 4);  // a NIC per GPU: no two ranks share one
   const PlatformLayout platform(hw, 8);
-  double alpha = 0.0;
-  for (LinkId l : platform.route(Device::gpu(0), Device::gpu(4), true)) alpha += platform.link(l).latency;
+  // The task waits for its slowest route's latency: NVLink's or the NICs'.
+  const auto route_latency = [&](std::int64_t dst, bool remote) {
+    double alpha = 0.0;
+    for (LinkId l : platform.route(Device::gpu(0), Device::gpu(dst), remote))
+      alpha += platform.link(l).latency + platform.link(l).call_latency;
+    return alpha;
+  };
+  const double alpha = std::max(route_latency(1, false), route_latency(4, true));
   const double expected = std::max(3.0 / 8.0 * S / nvlink, 4.0 / 8.0 * S / nic) + alpha;
   const RankLayout layout{.tp = 1, .pp = 1, .dp = 8, .gpus_per_node = 4, .ep = 8};
   for (bool des : {false, true}) {

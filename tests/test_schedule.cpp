@@ -36,6 +36,8 @@ strata::Scenario uniform_pipeline(const std::string& schedule, int p, int v, int
   sc.hardware.gpu.hbm_bandwidth.value = inf;
   sc.hardware.nvlink_bandwidth.value = inf;
   sc.hardware.nic.bandwidth.value = inf;
+  sc.hardware.nvlink_latency = strata::Seconds(0.0);
+  sc.hardware.nvlink_collective_latency = strata::Seconds(0.0);
   // Uniform work per stage for the closed forms: the roofline (kernel tables would add per-kernel
   // launch costs and shape effects that differ between the first, middle and last stages).
   sc.hardware.kernels = strata::KernelSpec{};

@@ -20,7 +20,7 @@ struct ValidatedBand {
   double low_percent = 0.0, high_percent = 0.0;
 };
 /// Mixture-of-experts models (Mixtral 8x22B, Qwen2-57B-A14B, Grok-1; Megatron-Core on H100).
-inline constexpr ValidatedBand kMoeBand{3, -16.1, 17.8};
+inline constexpr ValidatedBand kMoeBand{3, -18.4, 15.6};
 /// The pytorch-fsdp framework (MosaicML llm-foundry's MPT-7B and MPT-70B runs on A100 and H100).
 inline constexpr ValidatedBand kFsdpBand{6, -19.7, -10.5};
 

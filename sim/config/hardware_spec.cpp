@@ -89,6 +89,9 @@ const ParamTable kNvlink = {
      .dim = Dimension::bytes_per_second},
     {.key = "latency", .kind = ParamKind::quantity, .default_value = 0, .doc = "per collective step",
      .dim = Dimension::seconds},
+    {.key = "collective_latency", .kind = ParamKind::quantity, .default_value = 0,
+     .doc = "once per NCCL collective inside a node, beside its steps (fitted on nccl-tests curves)",
+     .dim = Dimension::seconds},
     kSource,
 };
 
@@ -141,6 +144,9 @@ const ParamTable kNic = {
     {.key = "bandwidth", .kind = ParamKind::quantity, .doc = "line rate per NIC",
      .dim = Dimension::bytes_per_second},
     {.key = "latency", .kind = ParamKind::quantity, .default_value = 0, .doc = "per message across the fabric",
+     .dim = Dimension::seconds},
+    {.key = "collective_latency", .kind = ParamKind::quantity, .default_value = 0,
+     .doc = "once per NCCL collective across nodes, beside its steps (fitted on nccl-tests curves)",
      .dim = Dimension::seconds},
     {.key = "oversubscription", .kind = ParamKind::number, .default_value = 1.0,
      .doc = "fabric oversubscription above the node (1: non-blocking)", .min = 1.0, .max = 1000.0},
@@ -244,6 +250,7 @@ HardwareSpec parse_hardware(const json& doc, const std::string& pointer, Diagnos
   ObjectReader nvlink(top.object("nvlink"), top.child_pointer("nvlink"), kNvlink, diag);
   h.nvlink_bandwidth = BytesPerSecond(nvlink.quantity("bandwidth"));
   h.nvlink_latency = Seconds(nvlink.quantity("latency"));
+  h.nvlink_collective_latency = Seconds(nvlink.quantity("collective_latency"));
   nvlink.string("source");
 
   ObjectReader pcie(top.object("pcie"), top.child_pointer("pcie"), kPcie, diag);
@@ -280,6 +287,7 @@ HardwareSpec parse_hardware(const json& doc, const std::string& pointer, Diagnos
   h.nic.count = nic.integer("count");
   h.nic.bandwidth = BytesPerSecond(nic.quantity("bandwidth"));
   h.nic.latency = Seconds(nic.quantity("latency"));
+  h.nic.collective_latency = Seconds(nic.quantity("collective_latency"));
   h.nic.oversubscription = nic.number("oversubscription");
   nic.string("source");
 

@@ -56,6 +56,7 @@ struct NicSpec {
   std::int64_t count = 0;
   BytesPerSecond bandwidth;  ///< per NIC
   Seconds latency;           ///< per message, end to end across the fabric
+  Seconds collective_latency;  ///< once per NCCL collective that crosses the fabric
   /// Fabric oversubscription above the node (1: non-blocking fat tree); r > 1 caps a node's
   /// inter-node traffic at count·bandwidth/r.
   double oversubscription = 1.0;
@@ -123,6 +124,10 @@ struct HardwareSpec {
   GpuSpec gpu;
   BytesPerSecond nvlink_bandwidth;  ///< per GPU, per direction; 0 when absent
   Seconds nvlink_latency;           ///< per hop of a collective step
+  /// Once per NCCL collective inside a node. nccl-tests curves show a fixed cost of ~100 us per
+  /// call at mid sizes whatever the collective (all-reduce, all-gather and reduce-scatter alike),
+  /// which per-step latency alone cannot give: all-gather has half the steps of all-reduce.
+  Seconds nvlink_collective_latency;
   PcieSpec pcie;
   HostSpec host;
   CxlSpec cxl;

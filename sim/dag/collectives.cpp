@@ -24,6 +24,7 @@ Task ring_collective(Collective c, const std::vector<std::int64_t>& group, const
   t.ranks = simulated;
   const auto n = static_cast<std::int64_t>(group.size());
   t.latency_steps = ring_steps(c, n);
+  t.collective_calls = 1;
   const double per_member = ring_bytes_per_member(c, n, bytes);
   for (std::int64_t r : simulated) {
     auto pos = std::find(group.begin(), group.end(), r);

@@ -148,6 +148,7 @@ std::vector<Task> DataParallelEmitter::dp_collective(int stage, Collective c, do
       Task part = ring_collective(phase, ring, {r}, share, kind, stream, layout);
       merged.ranks.push_back(r);
       merged.latency_steps = part.latency_steps;
+      merged.collective_calls = part.collective_calls;
       merged.flows.insert(merged.flows.end(), part.flows.begin(), part.flows.end());
     }
     out.push_back(std::move(merged));
@@ -165,6 +166,7 @@ Task DataParallelEmitter::expert_dp_collective(int stage, Collective c, double b
     Task part = ring_collective(c, layout.expert_dp_group(r), {r}, bytes, kind, stream, layout);
     merged.ranks.push_back(r);
     merged.latency_steps = part.latency_steps;
+    merged.collective_calls = part.collective_calls;
     merged.flows.insert(merged.flows.end(), part.flows.begin(), part.flows.end());
   }
   return merged;

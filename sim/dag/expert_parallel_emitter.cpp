@@ -14,6 +14,7 @@ Task all_to_all(const std::vector<std::int64_t>& group, const std::vector<std::i
   t.stream = Stream::ep_comm;
   t.ranks = simulated;
   t.latency_steps = 1;  // every pair at once
+  t.collective_calls = 1;
   const double share = bytes / static_cast<double>(group.size());
   for (std::int64_t r : simulated) {
     bool member = false;

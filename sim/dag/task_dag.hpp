@@ -108,6 +108,7 @@ struct Task {
   double host_params = 0.0;   ///< parameters the host CPU updates (host_optimizer)
   std::vector<Flow> flows;    ///< all start together; the task ends when the last one does
   int latency_steps = 1;      ///< sequential steps of a collective: each pays the route latency
+  int collective_calls = 0;   ///< NCCL collectives the task stands for: each pays the route's call latency once
   std::vector<MemoryChange> allocate;  ///< taken when the task starts, on each of its ranks
   std::vector<MemoryChange> release;   ///< given back when it ends
   std::vector<TaskId> deps;

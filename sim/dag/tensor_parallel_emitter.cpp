@@ -42,6 +42,9 @@ DagContext::Frontier TensorParallelEmitter::collectives(int stage, int count, co
       Task t = ring_collective(Collective::all_reduce, layout.tp_group(simulated.front()), simulated,
                                share * count * hidden_bytes_, TaskKind::tp_comm, Stream::tp_comm, layout);
       t.latency_steps *= count;
+      // Overlapped slices move through Transformer Engine's userbuffers, not NCCL calls: they do
+      // not pay NCCL's per-call cost (nvlink.collective_latency).
+      t.collective_calls = overlap ? 0 : count;
       t.iteration = ctx_.iteration();
       t.stage = stage;
       DagContext::set_pos(t, pos);

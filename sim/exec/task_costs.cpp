@@ -37,12 +37,12 @@ TaskCosts::TaskCosts(const HardwareSpec& hw, Precision precision, const Platform
   std::map<LinkId, LinkUse> used;
   for (TaskId id = 0; id < dag.tasks.size(); ++id) {
     const Task& t = dag.tasks[id];
-    double slowest_latency = 0.0;
+    double slowest_latency = 0.0;  // per step and per call, of the slowest route
     for (const Flow& f : t.flows) {
       // Whole bytes, as the DES moves them, so both executors charge the same transfer.
       RoutedFlow rf{layout.route(f.src, mirror(f.dst), f.remote, f.direct, f.rail), std::round(f.bytes),
                     f.background};
-      double lat = 0.0;
+      double step = 0.0, call = 0.0;
       for (LinkId l : rf.links) {
         auto [it, fresh] = used.try_emplace(l);
         if (fresh) {
@@ -54,12 +54,13 @@ TaskCosts::TaskCosts(const HardwareSpec& hw, Precision precision, const Platform
                 it->second.multiplicity = std::max(it->second.multiplicity, ++per_group[g / dag.fold_group]);
           }
         }
-        lat += it->second.spec.latency;
+        step += it->second.spec.latency;
+        call += it->second.spec.call_latency;
       }
-      slowest_latency = std::max(slowest_latency, lat);
+      slowest_latency = std::max(slowest_latency, t.latency_steps * step + t.collective_calls * call);
       routed_[id].push_back(std::move(rf));
     }
-    latency_[id] = t.latency_steps * slowest_latency;
+    latency_[id] = slowest_latency;
   }
   for (const auto& [l, use] : used) {
     if (!(use.spec.bandwidth > 0)) throw std::logic_error("flow over a link with no bandwidth: " + use.spec.name);

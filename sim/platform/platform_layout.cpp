@@ -56,13 +56,17 @@ LinkSpec PlatformLayout::link(LinkId id) const {
   const auto index = i;
   auto name = [&](const char* what) { return fmt::format("node{}.{}{}", node, what, index); };
   switch (slot) {
-    case nvlink_tx: return {name("nvlink_tx"), hw_.nvlink_bandwidth.value * eff.nvlink, hw_.nvlink_latency.value};
+    case nvlink_tx:
+      return {name("nvlink_tx"), hw_.nvlink_bandwidth.value * eff.nvlink, hw_.nvlink_latency.value,
+              hw_.nvlink_collective_latency.value};
     case nvlink_rx: return {name("nvlink_rx"), hw_.nvlink_bandwidth.value * eff.nvlink, 0.0};
     case pcie_tx: return {name("pcie_tx"), hw_.pcie.bandwidth.value * eff.pcie, 0.0};
     case pcie_rx: return {name("pcie_rx"), hw_.pcie.bandwidth.value * eff.pcie, 0.0};
     case uplink_up: return {name("uplink_up"), hw_.pcie.bandwidth.value * eff.pcie, 0.0};
     case uplink_down: return {name("uplink_down"), hw_.pcie.bandwidth.value * eff.pcie, 0.0};
-    case nic_tx: return {name("nic_tx"), hw_.nic.bandwidth.value * eff.network, hw_.nic.latency.value};
+    case nic_tx:
+      return {name("nic_tx"), hw_.nic.bandwidth.value * eff.network, hw_.nic.latency.value,
+              hw_.nic.collective_latency.value};
     case nic_rx: return {name("nic_rx"), hw_.nic.bandwidth.value * eff.network, 0.0};
     case fabric_up:
     case fabric_down: {

@@ -26,7 +26,8 @@ using LinkId = std::int64_t;
 struct LinkSpec {
   std::string name;
   double bandwidth = 0.0;  ///< bytes/s, after the profile's efficiency
-  double latency = 0.0;    ///< seconds
+  double latency = 0.0;    ///< seconds, per collective step or message
+  double call_latency = 0.0;  ///< seconds, once per collective call crossing the link
 };
 
 class PlatformLayout {
