@@ -26,7 +26,8 @@ struct Row {
   std::string id, source, gpu, framework, metric, gap;
   double measured = 0.0, strata = 0.0;
   std::string configuration;
-  bool moe = false;  ///< the model has routed experts
+  bool moe = false;      ///< the model has routed experts
+  bool offload = false;  ///< parameters, optimizer states or activations offloaded
   strata::Framework framework_preset = strata::kDefaultFramework;
 };
 
@@ -35,12 +36,15 @@ double strata_metric(const strata::Scenario& sc, const strata::RunResult& r, con
   if (metric == "iteration_s") return th.iteration_time;
   if (metric == "tokens_per_gpu_s") return th.tokens_per_s / static_cast<double>(sc.gpus);
   if (metric == "mfu") return th.mfu;
+  // TFLOP/s per GPU counting the recomputed forward, as DeepSpeed's and Megatron-LM's papers report it.
+  if (metric == "hw_tflops_per_gpu") return th.hw_flops_per_gpu / 1e12;
   throw std::logic_error("unknown validation metric " + metric);
 }
 
 std::string format_value(double v, const std::string& metric) {
   if (metric == "mfu") return fmt::format("MFU {:.1f} %", 100.0 * v);
   if (metric == "iteration_s") return fmt::format("{:.2f} s/iteration", v);
+  if (metric == "hw_tflops_per_gpu") return fmt::format("{:.1f} TFLOP/s/GPU", v);
   return fmt::format("{:.0f} tokens/s/GPU", v);
 }
 
@@ -57,6 +61,9 @@ TEST_CASE("Validation table: published training throughputs", "[validation][simu
     const strata::RunResult r = strata::run_scenario(sc);
     row.strata = strata_metric(sc, r, row.metric);
     row.moe = sc.model.is_moe();
+    const strata::OffloadSpec& o = sc.memory.offload;
+    row.offload = o.optimizer != strata::Tier::none || o.params != strata::Tier::none ||
+                  o.activations != strata::Tier::none;
     row.framework_preset = sc.training.framework;
     const strata::ParallelismSpec& p = sc.parallelism;
     row.configuration = fmt::format("{} GPUs, TP{}{} PP{} DP{}{}{}, {} x {} tokens, recompute {}", sc.gpus, p.tp,
@@ -98,7 +105,7 @@ TEST_CASE("Validation table: published training throughputs", "[validation][simu
       CHECK(std::fabs(e) <= tolerance);
     }
   }
-  // The confidence lines quote the bands of MoE and FSDP runs (sim/analysis/confidence.hpp): they
+  // The confidence lines quote the bands of MoE, FSDP, DeepSpeed and offloaded runs (sim/analysis/confidence.hpp): they
   // must be this table's.
   const auto check_band = [&](const char* regime, const strata::ValidatedBand& band, auto&& in_regime) {
     int runs = 0;
@@ -119,6 +126,9 @@ TEST_CASE("Validation table: published training throughputs", "[validation][simu
   check_band("mixture of experts", strata::kMoeBand, [](const Row& r) { return r.moe; });
   check_band("pytorch-fsdp", strata::kFsdpBand,
              [](const Row& r) { return r.framework_preset == strata::Framework::pytorch_fsdp; });
+  check_band("deepspeed", strata::kDeepspeedBand,
+             [](const Row& r) { return r.framework_preset == strata::Framework::deepspeed; });
+  check_band("offload", strata::kOffloadBand, [](const Row& r) { return r.offload; });
 
   const std::string summary = fmt::format(
       "\nAll {} rows: mean |error| {:.1f} %, max {:.1f} %. The {} rows held to the tolerance: mean {:.1f} %, max {:.1f} %.\n",

@@ -41,7 +41,7 @@ double simulated_seconds(const HardwareSpec& hw, Collective c, std::int64_t n, d
     dag.represents[r] = 1;
   }
   const PlatformLayout platform(hw, n);
-  const TaskCosts costs(hw, Precision::bf16, platform, dag);
+  const TaskCosts costs(hw, Precision::fp16, platform, dag);
   return run_des(dag, costs, platform).makespan();
 }
 
@@ -68,7 +68,8 @@ TEST_CASE("Validation: NCCL collectives inside a node against nccl-tests curves"
     const std::string id = curve.at("id");
     const std::string gap = curve.value("known_gap", "");
     const HardwareSpec hw =
-        strata::test::load("default", {fmt::format("hardware=\"{}\"", curve.at("hardware").get<std::string>())})
+        strata::test::load("default", {fmt::format("hardware=\"{}\"", curve.at("hardware").get<std::string>()),
+                                       "training.precision=\"fp16\""})  // every GPU here has fp16
             .hardware;
     const Collective c = parse_collective(curve.at("collective"));
     const auto n = curve.at("ranks").get<std::int64_t>();

@@ -64,6 +64,15 @@ Confidence assess_confidence(const Scenario& sc, const RunResult& r) {
                                      "measured in all {} published runs it reproduces (docs/validation.md): expect "
                                      "slower",
                                      -kFsdpBand.high_percent, -kFsdpBand.low_percent, kFsdpBand.runs));
+  if (sc.training.framework == Framework::deepspeed)
+    c.warnings.push_back(fmt::format("with deepspeed Strata's iterations were {:.0f} % shorter to {:.0f} % longer than "
+                                     "measured in the {} published runs it reproduces (docs/validation.md)",
+                                     -kDeepspeedBand.low_percent, kDeepspeedBand.high_percent, kDeepspeedBand.runs));
+  const OffloadSpec& o = sc.memory.offload;
+  if (o.optimizer != Tier::none || o.params != Tier::none || o.activations != Tier::none)
+    c.warnings.push_back(fmt::format("offloaded runs came out {:.0f} % shorter to {:.0f} % longer than measured in the "
+                                     "{} published ZeRO-Offload/ZeRO-Infinity runs (V100) Strata reproduces",
+                                     -kOffloadBand.low_percent, kOffloadBand.high_percent, kOffloadBand.runs));
   if (!c.validated_framework)
     c.warnings.push_back(fmt::format("framework {} has no measured runs in docs/validation.md",
                                      to_string(sc.training.framework)));

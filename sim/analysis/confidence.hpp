@@ -23,6 +23,10 @@ struct ValidatedBand {
 inline constexpr ValidatedBand kMoeBand{3, -18.4, 15.6};
 /// The pytorch-fsdp framework (MosaicML llm-foundry's MPT-7B and MPT-70B runs on A100 and H100).
 inline constexpr ValidatedBand kFsdpBand{6, -19.7, -10.5};
+/// The deepspeed framework (the ZeRO-Offload tutorial's 10B run and ZeRO-Infinity's runs on one DGX-2).
+inline constexpr ValidatedBand kDeepspeedBand{6, -29.6, 28.4};
+/// Runs with parameters, optimizer states or activations offloaded (ZeRO-Offload, ZeRO-Infinity; V100).
+inline constexpr ValidatedBand kOffloadBand{5, -29.6, 28.4};
 
 Confidence assess_confidence(const Scenario& sc, const RunResult& r);
 

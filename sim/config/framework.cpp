@@ -70,7 +70,7 @@ const std::vector<FrameworkDoc>& framework_docs() {
        "DeepSpeed: overlap_comm as its defaults set it (off below ZeRO-3: gradient reduction blocks the "
        "compute stream; on under ZeRO-3); ZeRO-3 parameters prefetched; TP collectives and pipeline sends "
        "blocking; FlashAttention-2",
-       false},
+       true},
       {Framework::pytorch_fsdp,
        "PyTorch FSDP: gradient reduce-scatter overlapped with the backward, parameter all-gathers prefetched; "
        "TP collectives and pipeline sends blocking; FlashAttention-2 (SDPA)",
