@@ -59,7 +59,7 @@ const std::vector<FrameworkDoc>& framework_docs() {
        "Megatron-LM as in Narayanan et al. 2021: gradient all-reduce after the backward; no parameter "
        "prefetch, TP collectives and pipeline sends block the compute stream (nothing overlapped); FlashAttention-2 "
        "if flash attention is on",
-       false},
+       true},
       {Framework::megatron_core,
        "Megatron-Core as NeMo runs it (default): gradient reduction and parameter gathers overlapped; pipeline "
        "sends asynchronous with the interleaved schedule only; TP communication blocking unless "
