@@ -9,6 +9,7 @@
 #include "sim/exec/task_costs.hpp"
 #include "sim/dag/collectives.hpp"
 #include "sim/platform/platform_layout.hpp"
+#include "collective_dag.hpp"
 #include "support.hpp"
 
 namespace {
@@ -25,25 +26,8 @@ HardwareSpec a100(std::int64_t gpus_per_node) {
   return hw;
 }
 
-/// A DAG with one ring collective over `group`; folded: one representative stands for the group.
-TaskDag collective_dag(Collective c, const std::vector<std::int64_t>& group, double bytes, bool folded,
-                       const RankLayout& layout) {
-  TaskDag dag;
-  const std::vector<std::int64_t> simulated = folded ? std::vector<std::int64_t>{group.front()} : group;
-  dag.add(ring_collective(c, group, simulated, bytes, TaskKind::dp_comm, Stream::dp_comm, layout));
-  for (std::int64_t r : simulated) {
-    dag.resident[r] = {};
-    dag.represents[r] = folded ? static_cast<std::int64_t>(group.size()) : 1;
-  }
-  dag.fold_group = folded ? layout.gpus_per_node * 1024 : 1;  // every rank in one group
-  return dag;
-}
-
-double run(const TaskDag& dag, const HardwareSpec& hw, std::int64_t gpus, bool des) {
-  const PlatformLayout layout(hw, gpus);
-  const TaskCosts costs(hw, Precision::bf16, layout, dag);
-  return (des ? run_des(dag, costs, layout) : run_list_schedule(dag, costs)).makespan();
-}
+using test::collective_dag;
+using test::makespan;
 
 }  // namespace
 
@@ -68,7 +52,7 @@ TEST_CASE("Ring collectives take their closed-form time on NVLink and across nod
           for (bool des : {false, true}) {
             INFO(fmt::format("{} n={} collective {} folded {} des {}", inter_node ? "inter-node" : "NVLink", n,
                              static_cast<int>(c), folded, des));
-            CHECK(run(collective_dag(c, group, S, folded, layout), hw, n, des) == Approx(expected).epsilon(1e-6));
+            CHECK(makespan(collective_dag(c, group, S, folded, layout), hw, n, des) == Approx(expected).epsilon(1e-6));
           }
       }
     }
@@ -95,8 +79,8 @@ TEST_CASE("Two flows on one link each take twice as long, in the DES and in scre
     dag.represents[r] = 1;
   }
   const double alone = bytes / (hw.pcie.bandwidth.value * hw.efficiency.pcie);
-  CHECK(run(dag, hw, 8, false) == Approx(2 * alone).epsilon(1e-9));
-  CHECK(run(dag, hw, 8, true) == Approx(2 * alone).epsilon(1e-6));
+  CHECK(makespan(dag, hw, 8, false) == Approx(2 * alone).epsilon(1e-9));
+  CHECK(makespan(dag, hw, 8, true) == Approx(2 * alone).epsilon(1e-6));
   const PlatformLayout layout(hw, 8);
   const TaskCosts costs(hw, Precision::bf16, layout, dag);
   CHECK(run_contention_free(dag, costs).makespan() == Approx(alone).epsilon(1e-9));
@@ -180,6 +164,6 @@ TEST_CASE("An oversubscribed fabric caps a node's inter-node traffic, folded or 
         dag.represents[r] = 1;
       }
     INFO(folded);
-    CHECK(run(dag, hw, 16, true) == Approx(expected).epsilon(1e-6));
+    CHECK(makespan(dag, hw, 16, true) == Approx(expected).epsilon(1e-6));
   }
 }

@@ -16,6 +16,7 @@
 #include "sim/graph/memory_model.hpp"
 #include "sim/graph/pipeline_partition.hpp"
 #include "sim/platform/platform_layout.hpp"
+#include "collective_dag.hpp"
 #include "support.hpp"
 
 namespace {
@@ -43,11 +44,7 @@ TaskDag all_to_all_dag(std::int64_t n, double bytes, bool folded, const RankLayo
   return dag;
 }
 
-double run(const TaskDag& dag, const HardwareSpec& hw, std::int64_t gpus, bool des) {
-  const PlatformLayout layout(hw, gpus);
-  const TaskCosts costs(hw, Precision::bf16, layout, dag);
-  return (des ? run_des(dag, costs, layout) : run_list_schedule(dag, costs)).makespan();
-}
+using test::makespan;
 
 struct Built {
   Scenario sc;
@@ -90,7 +87,7 @@ TEST_CASE("All-to-all takes (n-1)/n of each rank's bytes over its link: NVLink i
       for (bool folded : {false, true})
         for (bool des : {false, true}) {
           INFO(fmt::format("{} n={} folded {} des {}", inter_node ? "inter-node" : "NVLink", n, folded, des));
-          CHECK(run(all_to_all_dag(n, S, folded, layout), hw, n, des) == Approx(expected).epsilon(1e-6));
+          CHECK(makespan(all_to_all_dag(n, S, folded, layout), hw, n, des) == Approx(expected).epsilon(1e-6));
         }
     }
   }
@@ -116,7 +113,7 @@ TEST_CASE("All-to-all over two nodes: the NIC share sets the pace", "[analytic][
   const RankLayout layout{.tp = 1, .pp = 1, .dp = 8, .gpus_per_node = 4, .ep = 8};
   for (bool des : {false, true}) {
     INFO(fmt::format("des {}", des));
-    CHECK(run(all_to_all_dag(8, S, false, layout), hw, 8, des) == Approx(expected).epsilon(1e-6));
+    CHECK(makespan(all_to_all_dag(8, S, false, layout), hw, 8, des) == Approx(expected).epsilon(1e-6));
   }
 }
 

@@ -12,10 +12,7 @@
 #include <fstream>
 
 #include "doc_region.hpp"
-#include "sim/dag/collectives.hpp"
-#include "sim/exec/executor.hpp"
-#include "sim/exec/task_costs.hpp"
-#include "sim/platform/platform_layout.hpp"
+#include "collective_dag.hpp"
 #include "support.hpp"
 
 namespace {
@@ -34,15 +31,7 @@ double simulated_seconds(const HardwareSpec& hw, Collective c, std::int64_t n, d
   const RankLayout layout{1, 1, n, hw.gpus_per_node};
   std::vector<std::int64_t> group;
   for (std::int64_t r = 0; r < n; ++r) group.push_back(r);
-  TaskDag dag;
-  dag.add(ring_collective(c, group, group, bytes, TaskKind::dp_comm, Stream::dp_comm, layout));
-  for (std::int64_t r : group) {
-    dag.resident[r] = {};
-    dag.represents[r] = 1;
-  }
-  const PlatformLayout platform(hw, n);
-  const TaskCosts costs(hw, Precision::fp16, platform, dag);
-  return run_des(dag, costs, platform).makespan();
+  return test::makespan(test::collective_dag(c, group, bytes, false, layout), hw, n, true, Precision::fp16);
 }
 
 std::string size_label(double bytes) {
