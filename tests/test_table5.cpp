@@ -81,16 +81,20 @@ LayerTimes layer_times(const strata::TaskDag& dag, const strata::TaskTimes& time
         (t.kind == TaskKind::recompute || t.kind == TaskKind::backward))
       backward_starts = std::min(backward_starts, times.start[i]);
   }
-  LayerTimes out;
+  // Each phase from its first task's start to its last task's end: overlapped tasks count once.
+  const double inf = std::numeric_limits<double>::infinity();
+  double first[2] = {inf, inf}, end[2] = {-inf, -inf};
   for (std::size_t i = 0; i < dag.tasks.size(); ++i) {
     const auto& t = dag.tasks[i];
     if (t.layer != layer || t.microbatch != 0 || t.iteration != steady || t.rank() != 0) continue;
     if (t.kind != TaskKind::forward && t.kind != TaskKind::recompute && t.kind != TaskKind::backward &&
         t.kind != TaskKind::tp_comm)
       continue;
-    (times.start[i] < backward_starts ? out.forward : out.backward) += times.finish[i] - times.start[i];
+    const int phase = times.start[i] < backward_starts ? 0 : 1;
+    first[phase] = std::min(first[phase], times.start[i]);
+    end[phase] = std::max(end[phase], times.finish[i]);
   }
-  return out;
+  return {end[0] - first[0], end[1] - first[1]};
 }
 
 }  // namespace

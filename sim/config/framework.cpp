@@ -35,7 +35,8 @@ FrameworkBehaviour preset(Framework f, std::int64_t zero_stage, bool interleaved
     // Engine's cuDNN fused kernel.
     case Framework::megatron_core:
       return {.overlap_grad_reduce = true, .overlap_param_gather = true, .overlap_tp_comm = false,
-              .overlap_p2p_comm = interleaved, .attention = AttentionKernel::vendor_fused};
+              .overlap_p2p_comm = interleaved, .async_tp_backward = true,
+              .attention = AttentionKernel::vendor_fused};
     // DeepSpeed's overlap_comm defaults to false, and to true under ZeRO-3 (DeepSpeed configuration
     // docs, zero_optimization.overlap_comm); ZeRO-3 prefetches parameters (stage3_prefetch_bucket_size
     // defaults to 5e7); its pipeline engine sends and receives in the schedule's own instructions
@@ -62,9 +63,9 @@ const std::vector<FrameworkDoc>& framework_docs() {
        true},
       {Framework::megatron_core,
        "Megatron-Core as NeMo runs it (default): gradient reduction and parameter gathers overlapped; pipeline "
-       "sends asynchronous with the interleaved schedule only; TP communication blocking unless "
-       "training.overlap_tp_comm (--tp-comm-overlap); attention through the vendor's fused kernel (cuDNN via "
-       "Transformer Engine)",
+       "sends asynchronous with the interleaved schedule only; the backward's column-parallel TP collectives "
+       "asynchronous beside their GEMMs, the rest blocking unless training.overlap_tp_comm (--tp-comm-overlap); "
+       "attention through the vendor's fused kernel (cuDNN via Transformer Engine)",
        true},
       {Framework::deepspeed,
        "DeepSpeed: overlap_comm as its defaults set it (off below ZeRO-3: gradient reduction blocks the "

@@ -34,6 +34,10 @@ struct FrameworkBehaviour {
   /// Pipeline sends and receives asynchronous beside the compute (Megatron's overlap_p2p_comm);
   /// false: each send blocks the sender's compute stream.
   bool overlap_p2p_comm = false;
+  /// The backward's TP collectives of the column-parallel linears issued asynchronously beside their
+  /// weight-gradient GEMMs (with SP, the input re-gather beside the input-gradient GEMM too):
+  /// Megatron's async tensor-model-parallel all-reduce; false: they block the compute stream.
+  bool async_tp_backward = false;
   AttentionKernel attention = AttentionKernel::flash_attention_2;
 };
 

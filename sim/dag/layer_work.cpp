@@ -126,6 +126,12 @@ std::vector<LayerWork> layer_work(const Scenario& sc, const ComputeGraph& graph)
     }
     w.fwd_s += sec.forward;
     w.bwd_s += sec.backward;
+    // The column-parallel linears (QKV, MLP up): their backward is an input-gradient and a
+    // weight-gradient GEMM of equal FLOPs. Megatron overlaps the input-gradient all-reduce with the
+    // weight gradient; with SP the input re-gather with the input gradient and the reduce-scatter
+    // with the weight gradient (megatron/mpu/layers.py, docs/references.md).
+    if (in_block && !op.tp_replicated && (op.kind == OpKind::qkv_projection || op.kind == OpKind::mlp_up))
+      w.tp_bwd_hiding_s += sp ? sec.backward : 0.5 * sec.backward;
     if (op.kind == OpKind::attention_core) {
       w.core_flops += op.forward_flops / flops_div;
       w.core_bytes += traffic;
@@ -157,6 +163,7 @@ std::vector<LayerWork> layer_work(const Scenario& sc, const ComputeGraph& graph)
   for (auto& w : work) {
     w.tp_fwd = kBlockCollectives;
     w.tp_bwd = sp ? 3 : 2;
+    w.tp_bwd_async = kBlockCollectives;  // the two all-reduces; with SP two gathers and two scatters
   }
   // Expert parallelism: the router's tokens go to their experts' ranks and come back, one all-to-all
   // each way forward, and their gradients the same way backward (Megatron-Core's alltoall token

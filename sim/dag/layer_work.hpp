@@ -48,6 +48,12 @@ struct LayerWork {
   /// (see StageMemory::all_parameters).
   double all_params = 0.0;
   int tp_fwd = 0, tp_bwd = 0;  ///< TP collectives on the hidden-state buffer, forward and backward
+  /// Of tp_bwd, the collectives Megatron issues asynchronously beside the column-parallel linears'
+  /// backward GEMMs (the input-gradient all-reduces; with SP the input re-gathers and the gradient
+  /// reduce-scatters), and the kernel seconds of those GEMMs (the weight gradients; with SP the input
+  /// gradients too) that they can hide behind. Used when training.async_tp_backward is on.
+  int tp_bwd_async = 0;
+  double tp_bwd_hiding_s = 0.0;
   CpAttentionWork cp;          ///< the split around the ring attention (filled when cp > 1)
   /// Expert-parallel all-to-alls (dispatch before the experts, combine after), forward and backward;
   /// 0 without EP.

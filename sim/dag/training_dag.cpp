@@ -207,12 +207,20 @@ class DagBuilder {
       release.insert(release.end(), gathered_release.begin(), gathered_release.end());
       recompute_.before_backward(stage, pos, w, last, release);
       const Frontier before = last;
-      auto ids = cp_.active()
-                     ? backward_with_cp(stage, pos, w, release, last)
-                     : ctx_.per_lane(stage, TaskKind::backward, pos,
-                                     tp_.stretched({w.bwd_flops, w.bwd_bytes, w.bwd_s}, core_fraction(w), false), {},
-                                     release, last);
-      last = ep_.all_to_alls(stage, w.ep_bwd, w.ep_bytes, pos, tp_.collectives(stage, w.tp_bwd, pos, ids, &before));
+      std::vector<TaskId> ids;
+      if (cp_.active()) {
+        ids = backward_with_cp(stage, pos, w, release, last);
+        last = tp_.collectives(stage, w.tp_bwd, pos, ids, &before);
+      } else {
+        const DagContext::Work work = tp_.stretched({w.bwd_flops, w.bwd_bytes, w.bwd_s}, core_fraction(w), false);
+        if (async_tp_backward(w, work)) {
+          ids = backward_with_async_tp(stage, pos, w, work, release, last);
+        } else {
+          ids = ctx_.per_lane(stage, TaskKind::backward, pos, work, {}, release, last);
+          last = tp_.collectives(stage, w.tp_bwd, pos, ids, &before);
+        }
+      }
+      last = ep_.all_to_alls(stage, w.ep_bwd, w.ep_bytes, pos, last);
       offload_.after_backward(stage, k, ids);
       // ZeRO-2/3 reduce-scatter every micro-batch into their gradient partitions; otherwise the
       // accumulated gradients are reduced once, after the last micro-batch.
@@ -259,6 +267,35 @@ class DagBuilder {
     const Frontier attention = cp_.attention(stage, pos, w, false, post);
     return ctx_.per_lane(stage, TaskKind::backward, pos, {c.pre_bwd_flops, c.pre_bwd_bytes, c.pre_bwd_s}, {},
                          std::move(release), attention);
+  }
+
+  /// Whether this layer's backward runs its TP collectives asynchronously (training.async_tp_backward,
+  /// without Transformer Engine's own overlap, which pipelines them already).
+  bool async_tp_backward(const LayerWork& w, const DagContext::Work& work) const {
+    return sc_.training.behaviour.async_tp_backward && !tp_.overlapped() && ctx_.layout().tp > 1 &&
+           w.tp_bwd_async > 0 && w.tp_bwd_hiding_s > 0.0 && work.seconds > 0.0;
+  }
+
+  /// A layer's backward with Megatron's asynchronous TP collectives: the compute up to the
+  /// column-parallel linears' hiding GEMMs, then those GEMMs beside the asynchronous collectives,
+  /// then the collectives that still block (with SP, the gradient all-gathers). Returns the last
+  /// compute tasks; `last` becomes everything the next layer's backward waits for. At layer
+  /// granularity the two linears' collectives share both linears' GEMMs (an upper bound on the
+  /// overlap when one linear's exchange outlasts its own GEMMs).
+  std::vector<TaskId> backward_with_async_tp(int stage, const DagContext::ChunkPos& pos, const LayerWork& w,
+                                             const DagContext::Work& work, std::vector<MemoryChange> release,
+                                             Frontier& last) {
+    const double hiding = std::min(w.tp_bwd_hiding_s, work.seconds);
+    const double share = hiding / work.seconds;  // FLOPs and bytes split as the seconds do
+    const DagContext::Work first{work.flops * (1.0 - share), work.bytes * (1.0 - share), work.seconds - hiding};
+    const DagContext::Work hidden{work.flops * share, work.bytes * share, hiding};
+    const auto head = ctx_.per_lane(stage, TaskKind::backward, pos, first, {}, {}, last);
+    const Frontier exchanged = tp_.collectives(stage, w.tp_bwd_async, pos, head);
+    const auto tail =
+        ctx_.per_lane(stage, TaskKind::backward, pos, hidden, {}, std::move(release), DagContext::frontier_of(head));
+    last = tp_.collectives(stage, w.tp_bwd - w.tp_bwd_async, pos, tail);
+    for (std::size_t i = 0; i < last.size(); ++i) last[i].insert(last[i].end(), exchanged[i].begin(), exchanged[i].end());
+    return tail;
   }
 
   const Scenario& sc_;

@@ -45,7 +45,8 @@ StateBytes state_bytes(const TrainingSpec& t) {
   const double state = bytes_per_element(t.state_precision);
   const bool needs_master = bytes_per_element(t.precision) < bytes_per_element(Precision::fp32);
   const double moments = t.optimizer == Optimizer::adam ? 2.0 : 1.0;
-  b.optimizer = (needs_master ? state : 0.0) + moments * state;
+  b.master = needs_master ? state : 0.0;
+  b.optimizer = b.master + moments * state;
   return b;
 }
 

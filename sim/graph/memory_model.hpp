@@ -39,6 +39,7 @@ struct StateBytes {
   double weights = 2.0;
   double gradients = 2.0;
   double optimizer = 12.0;
+  double master = 4.0;  ///< of `optimizer`, the master copy of the weights (0 without mixed precision)
 };
 StateBytes state_bytes(const TrainingSpec& training);
 

@@ -229,6 +229,9 @@ std::vector<Metric> build_table() {
   add(one("scenario.overlap_p2p_comm", U::flag, P::always,
           "pipeline sends asynchronous beside the compute (training.overlap_p2p_comm)",
           [](auto& in) { return json(S(in).training.behaviour.overlap_p2p_comm); }));
+  add(one("scenario.async_tp_backward", U::flag, P::always,
+          "the backward's column-parallel TP collectives asynchronous beside their GEMMs (training.async_tp_backward)",
+          [](auto& in) { return json(S(in).training.behaviour.async_tp_backward); }));
   add(one("scenario.attention_kernel", U::text, P::always, "fused attention kernel the framework calls",
           [](auto& in) { return json(to_string(S(in).training.behaviour.attention)); }));
 

@@ -109,7 +109,8 @@ std::string summary_table(const Scenario& sc, const RunResult& r) {
     const FrameworkBehaviour& b = sc.training.behaviour;
     std::string overlaps;
     for (auto [what, on] : {std::pair{"grads", b.overlap_grad_reduce}, {"gathers", b.overlap_param_gather},
-                            {"TP", b.overlap_tp_comm}, {"PP", b.overlap_p2p_comm}})
+                            {"TP", b.overlap_tp_comm}, {"TP backward", b.async_tp_backward && !b.overlap_tp_comm},
+                            {"PP", b.overlap_p2p_comm}})
       if (on) overlaps += fmt::format("{}{}", overlaps.empty() ? "" : ", ", what);
     line(fmt::format("framework  {} (overlaps: {}; attention {})", to_string(sc.training.framework),
                      overlaps.empty() ? "none" : overlaps,
