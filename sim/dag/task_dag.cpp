@@ -89,8 +89,15 @@ TaskId TaskDag::add(Task t) {
   if (tasks.size() >= std::numeric_limits<TaskId>::max()) throw std::length_error("task DAG too large");
   for (TaskId d : t.deps)
     if (d >= tasks.size()) throw std::logic_error("task depends on a task not yet added");
+  const auto id = static_cast<TaskId>(tasks.size());
+  if (t.stream == Stream::compute)
+    for (std::int64_t r : t.ranks) {
+      const auto slot = static_cast<std::size_t>(r);
+      if (slot >= last_compute_.size()) last_compute_.resize(slot + 1, kNoTask);
+      last_compute_[slot] = id;
+    }
   tasks.push_back(std::move(t));
-  return static_cast<TaskId>(tasks.size() - 1);
+  return id;
 }
 
 StreamPredecessors stream_predecessors(const TaskDag& dag) {

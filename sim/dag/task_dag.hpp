@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <string>
 #include <span>
@@ -17,6 +18,7 @@
 namespace strata {
 
 using TaskId = std::uint32_t;
+inline constexpr TaskId kNoTask = std::numeric_limits<TaskId>::max();
 
 enum class TaskKind : std::uint8_t {
   forward,
@@ -109,6 +111,10 @@ struct Task {
   std::vector<Flow> flows;    ///< all start together; the task ends when the last one does
   int latency_steps = 1;      ///< sequential steps of a collective: each pays the route latency
   int collective_calls = 0;   ///< NCCL collectives the task stands for: each pays the route's call latency once
+  /// Seconds from the task being ready to its flows starting, paid like a latency: a collective
+  /// issued from inside a kernel that is already running (Megatron's asynchronous TP backward
+  /// issues the exchange once the kernel's first GEMM is done).
+  double issue_delay_s = 0.0;
   std::vector<MemoryChange> allocate;  ///< taken when the task starts, on each of its ranks
   std::vector<MemoryChange> release;   ///< given back when it ends
   std::vector<TaskId> deps;
@@ -133,6 +139,13 @@ struct TaskDag {
   std::int32_t iterations = 1;
 
   TaskId add(Task t);
+  /// The last task added on `rank`'s compute stream (its stream predecessor-to-be), or kNoTask.
+  TaskId last_compute(std::int64_t rank) const {
+    const auto r = static_cast<std::size_t>(rank);
+    return r < last_compute_.size() ? last_compute_[r] : kNoTask;
+  }
+
+  std::vector<TaskId> last_compute_;  ///< by rank, kept by add()
 };
 
 /// When each task ran, as an executor scheduled it (seconds of simulated time).

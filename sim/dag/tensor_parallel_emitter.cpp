@@ -33,34 +33,65 @@ DagContext::Frontier TensorParallelEmitter::collectives(int stage, int count, co
   // slice k's exchange beside slice k+1's GEMM, so every slice but one is hidden behind compute
   // (NeMo docs, Communication Overlap; docs/references.md).
   const double hidden_share = overlap ? 1.0 - 1.0 / static_cast<double>(overlap_.chunks) : 0.0;
-  std::map<std::int64_t, std::vector<std::size_t>> groups;  // dp index -> lanes
-  for (std::size_t i = 0; i < lanes.size(); ++i) groups[lanes[i].first].push_back(i);
-  for (const auto& [d, members] : groups) {
+  for (const auto& [d, members] : groups()) {
     std::vector<std::int64_t> simulated;
     for (std::size_t i : members) simulated.push_back(ctx_.rank_of(stage, lanes[i]));
-    auto add = [&](double share, const std::vector<TaskId>& deps) {
-      Task t = ring_collective(Collective::all_reduce, layout.tp_group(simulated.front()), simulated,
-                               share * count * hidden_bytes_, TaskKind::tp_comm, Stream::tp_comm, layout);
-      t.latency_steps *= count;
-      // Overlapped slices move through Transformer Engine's userbuffers, not NCCL calls: they do
-      // not pay NCCL's per-call cost (nvlink.collective_latency).
-      t.collective_calls = overlap ? 0 : count;
-      t.iteration = ctx_.iteration();
-      t.stage = stage;
-      DagContext::set_pos(t, pos);
-      t.deps = deps;
-      return ctx_.dag().add(std::move(t));
-    };
     std::vector<TaskId> after;
     for (std::size_t i : members) after.push_back(producers[i]);
+    // Overlapped slices move through Transformer Engine's userbuffers, not NCCL calls: they do not
+    // pay NCCL's per-call cost (nvlink.collective_latency).
     if (overlap) {
       std::vector<TaskId> start;
       for (std::size_t i : members) start.insert(start.end(), (*before)[i].begin(), (*before)[i].end());
-      after.push_back(add(hidden_share, start));
+      after.push_back(add_collective(stage, count, hidden_share, false, pos, simulated, std::move(start)));
     }
-    const TaskId id = add(1.0 - hidden_share, after);
+    const TaskId id = add_collective(stage, count, 1.0 - hidden_share, !overlap, pos, simulated, std::move(after));
     for (std::size_t i : members) out[i] = {id};
   }
+  return out;
+}
+
+DagContext::Frontier TensorParallelEmitter::issued_within(int stage, int count, const DagContext::ChunkPos& pos,
+                                                          const DagContext::Frontier& kernel_start, double delay_s) {
+  const auto& lanes = ctx_.lanes();
+  DagContext::Frontier out(lanes.size());
+  if (ctx_.layout().tp == 1 || count == 0) return out;
+  for (const auto& [d, members] : groups()) {
+    std::vector<std::int64_t> simulated;
+    std::vector<TaskId> deps;
+    for (std::size_t i : members) {
+      simulated.push_back(ctx_.rank_of(stage, lanes[i]));
+      deps.insert(deps.end(), kernel_start[i].begin(), kernel_start[i].end());
+    }
+    std::sort(deps.begin(), deps.end());
+    deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
+    const TaskId id = add_collective(stage, count, 1.0, true, pos, simulated, std::move(deps), delay_s);
+    for (std::size_t i : members) out[i] = {id};
+  }
+  return out;
+}
+
+TaskId TensorParallelEmitter::add_collective(int stage, int count, double share, bool nccl,
+                                             const DagContext::ChunkPos& pos,
+                                             const std::vector<std::int64_t>& simulated, std::vector<TaskId> deps,
+                                             double delay_s) {
+  const RankLayout& layout = ctx_.layout();
+  Task t = ring_collective(Collective::all_reduce, layout.tp_group(simulated.front()), simulated,
+                           share * count * hidden_bytes_, TaskKind::tp_comm, Stream::tp_comm, layout);
+  t.latency_steps *= count;
+  t.collective_calls = nccl ? count : 0;
+  t.issue_delay_s = delay_s;
+  t.iteration = ctx_.iteration();
+  t.stage = stage;
+  DagContext::set_pos(t, pos);
+  t.deps = std::move(deps);
+  return ctx_.dag().add(std::move(t));
+}
+
+std::map<std::int64_t, std::vector<std::size_t>> TensorParallelEmitter::groups() const {
+  std::map<std::int64_t, std::vector<std::size_t>> out;  // dp index -> lanes
+  const auto& lanes = ctx_.lanes();
+  for (std::size_t i = 0; i < lanes.size(); ++i) out[lanes[i].first].push_back(i);
   return out;
 }
 

@@ -5,6 +5,7 @@
 /// Forward, backward, recomputation and redundant computation all end in them. With the framework's
 /// TP overlap (training.overlap_tp_comm) they run beside the GEMMs they are chunked with.
 
+#include <map>
 #include <vector>
 
 #include "sim/dag/dag_context.hpp"
@@ -42,7 +43,21 @@ class TensorParallelEmitter {
                                    const std::vector<TaskId>& producers,
                                    const DagContext::Frontier* before = nullptr);
 
+  /// `count` all-reduce equivalents issued from inside a kernel that is running (Megatron's
+  /// asynchronous TP backward): per TP group, ready when the kernel may start (`kernel_start`: per
+  /// lane what the kernel waits for, its stream predecessor included) and moving bytes `delay_s`
+  /// into it. The kernel does not wait for them; returns the frontier of the exchange.
+  DagContext::Frontier issued_within(int stage, int count, const DagContext::ChunkPos& pos,
+                                     const DagContext::Frontier& kernel_start, double delay_s);
+
  private:
+  /// One task for a TP group (`simulated`: its simulated members): `share` of `count` all-reduce
+  /// equivalents after `deps`; `nccl` says whether each pays NCCL's call latency.
+  TaskId add_collective(int stage, int count, double share, bool nccl, const DagContext::ChunkPos& pos,
+                        const std::vector<std::int64_t>& simulated, std::vector<TaskId> deps, double delay_s = 0.0);
+  /// Lane indices per TP group (keyed by replica index).
+  std::map<std::int64_t, std::vector<std::size_t>> groups() const;
+
   DagContext& ctx_;
   double hidden_bytes_;
   TpOverlap overlap_;

@@ -276,26 +276,28 @@ class DagBuilder {
            w.tp_bwd_async > 0 && w.tp_bwd_hiding_s > 0.0 && work.seconds > 0.0;
   }
 
-  /// A layer's backward with Megatron's asynchronous TP collectives: the compute up to the
-  /// column-parallel linears' hiding GEMMs, then those GEMMs beside the asynchronous collectives,
-  /// then the collectives that still block (with SP, the gradient all-gathers). Returns the last
-  /// compute tasks; `last` becomes everything the next layer's backward waits for. At layer
-  /// granularity the two linears' collectives share both linears' GEMMs (an upper bound on the
-  /// overlap when one linear's exchange outlasts its own GEMMs).
+  /// A layer's backward with Megatron's asynchronous TP collectives: one compute task; the
+  /// asynchronous exchange is issued once the part before the column-parallel linears' hiding GEMMs
+  /// is done and runs beside them, and the collectives that still block (with SP, the gradient
+  /// all-gathers) follow the compute. Returns the compute tasks; `last` becomes everything the next
+  /// layer's backward waits for. At layer granularity the two linears' collectives share both
+  /// linears' GEMMs (an upper bound on the overlap when one linear's exchange outlasts its own GEMMs).
   std::vector<TaskId> backward_with_async_tp(int stage, const DagContext::ChunkPos& pos, const LayerWork& w,
                                              const DagContext::Work& work, std::vector<MemoryChange> release,
                                              Frontier& last) {
     const double hiding = std::min(w.tp_bwd_hiding_s, work.seconds);
-    const double share = hiding / work.seconds;  // FLOPs and bytes split as the seconds do
-    const DagContext::Work first{work.flops * (1.0 - share), work.bytes * (1.0 - share), work.seconds - hiding};
-    const DagContext::Work hidden{work.flops * share, work.bytes * share, hiding};
-    const auto head = ctx_.per_lane(stage, TaskKind::backward, pos, first, {}, {}, last);
-    const Frontier exchanged = tp_.collectives(stage, w.tp_bwd_async, pos, head);
-    const auto tail =
-        ctx_.per_lane(stage, TaskKind::backward, pos, hidden, {}, std::move(release), DagContext::frontier_of(head));
-    last = tp_.collectives(stage, w.tp_bwd - w.tp_bwd_async, pos, tail);
+    // The exchange is ready when the kernel may start: its dependencies and the compute stream's
+    // previous task (the kernel waits for both).
+    Frontier kernel_start = last;
+    for (std::size_t i = 0; i < kernel_start.size(); ++i) {
+      const TaskId previous = ctx_.dag().last_compute(ctx_.rank_of(stage, ctx_.lanes()[i]));
+      if (previous != kNoTask) kernel_start[i].push_back(previous);
+    }
+    const auto ids = ctx_.per_lane(stage, TaskKind::backward, pos, work, {}, std::move(release), last);
+    const Frontier exchanged = tp_.issued_within(stage, w.tp_bwd_async, pos, kernel_start, work.seconds - hiding);
+    last = tp_.collectives(stage, w.tp_bwd - w.tp_bwd_async, pos, ids);
     for (std::size_t i = 0; i < last.size(); ++i) last[i].insert(last[i].end(), exchanged[i].begin(), exchanged[i].end());
-    return tail;
+    return ids;
   }
 
   const Scenario& sc_;

@@ -60,7 +60,7 @@ TaskCosts::TaskCosts(const HardwareSpec& hw, Precision precision, const Platform
       slowest_latency = std::max(slowest_latency, t.latency_steps * step + t.collective_calls * call);
       routed_[id].push_back(std::move(rf));
     }
-    latency_[id] = slowest_latency;
+    latency_[id] = t.flows.empty() ? 0.0 : slowest_latency + t.issue_delay_s;
   }
   for (const auto& [l, use] : used) {
     if (!(use.spec.bandwidth > 0)) throw std::logic_error("flow over a link with no bandwidth: " + use.spec.name);

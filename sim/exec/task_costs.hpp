@@ -32,7 +32,8 @@ class TaskCosts {
   double compute_seconds(const Task& t) const;
   /// Links of each flow, with folded-away destinations mapped onto their representative.
   const std::vector<RoutedFlow>& flows(TaskId id) const { return routed_[id]; }
-  /// Latency the task pays before its bytes move: its steps × the slowest route's latency.
+  /// Latency the task pays before its bytes move: its steps × the slowest route's latency, its NCCL
+  /// calls × the route's call latency, and its issue delay.
   double latency_seconds(TaskId id) const { return latency_[id]; }
   /// Bandwidth of a link as the executor sees it (divided by the folded multiplicity).
   double bandwidth(LinkId link) const { return bandwidth_.at(link); }
