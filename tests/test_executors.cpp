@@ -86,6 +86,39 @@ TEST_CASE("Two flows on one link each take twice as long, in the DES and in scre
   CHECK(run_contention_free(dag, costs).makespan() == Approx(alone).epsilon(1e-9));
 }
 
+TEST_CASE("A flow issued from inside a running kernel starts its bytes after the issue delay, beside the kernel",
+          "[analytic][simulation]") {
+  // Rank 0: a 2 ms kernel; beside it a copy to host DRAM ready with the kernel and issued 1.5 ms
+  // into it (Task::issue_delay_s). The copy ends at 1.5 ms + bytes / bandwidth; the kernel does not
+  // wait for it.
+  const HardwareSpec hw = a100(8);
+  const double bytes = 1.0e8, kernel = 2e-3, delay = 1.5e-3;
+  TaskDag dag;
+  Task k;
+  k.ranks = {0};
+  k.kernel_seconds = kernel;
+  dag.add(k);
+  Task copy;
+  copy.kind = TaskKind::dp_comm;
+  copy.stream = Stream::dp_comm;
+  copy.ranks = {0};
+  copy.latency_steps = 0;
+  copy.issue_delay_s = delay;
+  copy.flows = {{Device::gpu(0), Device{DeviceKind::dram, 0}, bytes, false}};
+  dag.add(copy);
+  dag.resident[0] = {};
+  dag.represents[0] = 1;
+  const double expected = delay + bytes / (hw.pcie.bandwidth.value * hw.efficiency.pcie);
+  REQUIRE(expected > kernel);
+  CHECK(makespan(dag, hw, 8, false) == Approx(expected).epsilon(1e-9));
+  CHECK(makespan(dag, hw, 8, true) == Approx(expected).epsilon(1e-6));
+  const PlatformLayout layout(hw, 8);
+  const TaskCosts costs(hw, Precision::bf16, layout, dag);
+  CHECK(run_contention_free(dag, costs).makespan() == Approx(expected).epsilon(1e-9));
+  CHECK(dag.last_compute(0) == 0);
+  CHECK(dag.last_compute(1) == kNoTask);
+}
+
 TEST_CASE("Screening and contention-free equal the DES when nothing contends", "[simulation]") {
   // Korthikanti's 175B: TP inside a node on NVLink, one pipeline transfer per NIC at a time. The
   // backward's asynchronous TP collectives would share NVLink with the blocking ones: off here.
