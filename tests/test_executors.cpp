@@ -59,6 +59,30 @@ TEST_CASE("Ring collectives take their closed-form time on NVLink and across nod
   }
 }
 
+TEST_CASE("A ring across nodes with m GPUs on each sends 1/m of its bytes through each GPU's NIC (NCCL's channels)",
+          "[analytic][simulation]") {
+  // 2 nodes x 8 GPUs, no latencies: each GPU sends 7/8 of its ring bytes over NVLink to its node
+  // peer and 1/8 through its own NIC to its counterpart on the other node, both at once. A single
+  // ring would push all of them through one NIC per node: 8 times the NIC time.
+  HardwareSpec hw = a100(8);
+  hw.nvlink_latency = hw.nvlink_collective_latency = hw.nic.latency = hw.nic.collective_latency = Seconds(0.0);
+  const double S = 1024.0 * (1 << 20);
+  const std::int64_t n = 16, m = 8;
+  const RankLayout layout{1, 1, n, hw.gpus_per_node};
+  std::vector<std::int64_t> group;
+  for (std::int64_t r = 0; r < n; ++r) group.push_back(r);
+  for (Collective c : {Collective::all_reduce, Collective::all_gather}) {
+    const double per_member = ring_bytes_per_member(c, n, S);
+    const double expected = std::max(per_member / m / strata::test::hop_bandwidth(hw, true),
+                                     per_member * (m - 1) / m / strata::test::hop_bandwidth(hw, false));
+    for (bool folded : {false, true})
+      for (bool des : {false, true}) {
+        INFO(fmt::format("collective {} folded {} des {}", static_cast<int>(c), folded, des));
+        CHECK(makespan(collective_dag(c, group, S, folded, layout), hw, n, des) == Approx(expected).epsilon(1e-6));
+      }
+  }
+}
+
 TEST_CASE("Two flows on one link each take twice as long, in the DES and in screening; once contention-free",
           "[analytic][simulation]") {
   // GPUs 0 and 1 sit behind one PCIe switch (gpus_per_switch = 2): writing to host DRAM, both

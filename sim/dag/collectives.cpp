@@ -1,6 +1,7 @@
 #include "sim/dag/collectives.hpp"
 
 #include <algorithm>
+#include <map>
 #include <stdexcept>
 
 namespace strata {
@@ -26,11 +27,37 @@ Task ring_collective(Collective c, const std::vector<std::int64_t>& group, const
   t.latency_steps = ring_steps(c, n);
   t.collective_calls = 1;
   const double per_member = ring_bytes_per_member(c, n, bytes);
+  // Members per node, in ring order. A ring that crosses nodes with m members on each runs, in NCCL,
+  // as m channels whose rings leave each node through a different member and its NIC (rail), each on
+  // 1/m of the buffer: a member sends (m-1)/m of its bytes to its next peer on the node and 1/m to
+  // its counterpart on the next node, so the node's traffic spreads over m NICs instead of one.
+  std::map<std::int64_t, std::vector<std::int64_t>> on_node;
+  std::vector<std::int64_t> node_order;
+  for (std::int64_t r : group) {
+    auto [it, added] = on_node.try_emplace(layout.node(r));
+    if (added) node_order.push_back(it->first);
+    it->second.push_back(r);
+  }
+  const auto m = static_cast<std::int64_t>(on_node.begin()->second.size());
+  bool rails = node_order.size() > 1 && m > 1;
+  for (const auto& [node, members] : on_node) rails = rails && static_cast<std::int64_t>(members.size()) == m;
   for (std::int64_t r : simulated) {
     auto pos = std::find(group.begin(), group.end(), r);
     if (pos == group.end()) throw std::logic_error("collective member outside its group");
-    const std::int64_t next = group[static_cast<std::size_t>((pos - group.begin() + 1) % n)];
-    t.flows.push_back({Device::gpu(r), Device::gpu(next), per_member, layout.node(r) != layout.node(next)});
+    if (!rails) {
+      const std::int64_t next = group[static_cast<std::size_t>((pos - group.begin() + 1) % n)];
+      t.flows.push_back({Device::gpu(r), Device::gpu(next), per_member, layout.node(r) != layout.node(next)});
+      continue;
+    }
+    const auto& local = on_node.at(layout.node(r));
+    const auto i = static_cast<std::size_t>(std::find(local.begin(), local.end(), r) - local.begin());
+    const auto at = static_cast<std::size_t>(std::find(node_order.begin(), node_order.end(), layout.node(r)) -
+                                             node_order.begin());
+    const auto& next_node = on_node.at(node_order[(at + 1) % node_order.size()]);
+    const double share = per_member / static_cast<double>(m);
+    t.flows.push_back({Device::gpu(r), Device::gpu(local[(i + 1) % local.size()]), share * static_cast<double>(m - 1),
+                       false});
+    t.flows.push_back({Device::gpu(r), Device::gpu(next_node[i]), share, true});
   }
   return t;
 }
