@@ -57,7 +57,8 @@ FrameworkBehaviour preset(Framework f, std::int64_t zero_stage, bool interleaved
 const std::vector<FrameworkDoc>& framework_docs() {
   static const std::vector<FrameworkDoc> docs = {
       {Framework::megatron_lm_2021,
-       "Megatron-LM as in Narayanan et al. 2021: gradient all-reduce after the backward; no parameter "
+       "Megatron-LM as in Narayanan et al. 2021: gradient all-reduce after each stage's whole backward (after the "
+       "pipeline schedule); no parameter "
        "prefetch, TP collectives and pipeline sends block the compute stream (nothing overlapped); FlashAttention-2 "
        "if flash attention is on",
        true},

@@ -21,8 +21,10 @@ enum class AttentionKernel {
 };
 
 struct FrameworkBehaviour {
-  /// Gradient reduction runs on its own stream beside the backward; false: the compute stream waits
-  /// for each reduction (Megatron-LM before --overlap-grad-reduce, DeepSpeed with overlap_comm off).
+  /// Gradient reduction runs on its own stream beside the backward; false: it does not overlap the
+  /// compute. Gradients reduced once per step are reduced after the stage's whole backward (Megatron-LM
+  /// before --overlap-grad-reduce all-reduces after the pipeline schedule); gradients reduced every
+  /// micro-batch (ZeRO-2/3, DeepSpeed with overlap_comm off) make the compute stream wait for each.
   bool overlap_grad_reduce = true;
   /// ZeRO-3 / FSDP parameter all-gathers issued ahead of the layer that uses them (on their own
   /// stream); false: each gather starts when the previous layer's compute is done and the compute

@@ -84,7 +84,9 @@ class DagBuilder {
                    mem, dp_, offload_, part.stages),
         checkpoint_emitter_(ctx_, checkpoint_plan(sc), mem),
         data_(ctx_, {sc.data, sc.training.global_batch_size, sc.hardware.object_store.max_in_flight}),
-        redundant_compute_(ctx_, part, mem, work_, states_, tp_, dp_) {}
+        redundant_compute_(ctx_, part, mem, work_, states_, tp_, dp_) {
+    deferred_.resize(static_cast<std::size_t>(part.stages));
+  }
   // The emitters hold references to ctx_ and to each other.
   DagBuilder(const DagBuilder&) = delete;
   DagBuilder& operator=(const DagBuilder&) = delete;
@@ -119,6 +121,7 @@ class DagBuilder {
         }
         if (pending && !progress) throw std::logic_error("pipeline schedule deadlocks");
       }
+      for (int s = 0; s < part_.stages; ++s) reduce_deferred(s);
       for (int s = 0; s < part_.stages; ++s) optimizer_.step(s);
       if (redundant_)
         for (int s = 0; s < part_.stages; ++s) redundant_compute_.step(s);
@@ -227,9 +230,17 @@ class DagBuilder {
       if (!(dp_.partitioned_grads() || last_microbatch)) continue;
       Frontier reduced = DagContext::frontier_of(ids);
       if (ctx_.layout().replicas() > 1) {
+        // Not overlapped (training.overlap_grad_reduce) and reduced once: after the stage's whole
+        // backward (Megatron-LM 2021's local DDP all-reduces after the pipeline schedule, DeepSpeed's
+        // pipeline engine at the end of its schedule), so it delays the stage's optimizer step, not
+        // the gradients it sends to the previous stage (reduce_deferred).
+        if (!sc_.training.behaviour.overlap_grad_reduce && !dp_.partitioned_grads()) {
+          deferred_[static_cast<std::size_t>(stage)].push_back({pos, &w});
+          continue;
+        }
         const TaskId done = dp_.gradient_reduction(stage, pos, w, last);
         for (auto& f : reduced) f = {done};
-        // Not overlapped (training.overlap_grad_reduce): the compute stream waits for it.
+        // Not overlapped, every micro-batch (ZeRO-2/3 without overlap_comm): the compute stream waits.
         if (!sc_.training.behaviour.overlap_grad_reduce)
           for (auto& f : last) f = {done};
       }
@@ -237,6 +248,23 @@ class DagBuilder {
     }
     pipeline_.send_onward(stage, u);
     if (redundant_ && u.forward) redundant_compute_.forward(stage, u);
+  }
+
+  /// The stage's gradient reductions held back until its backward is done (not overlapped, reduced
+  /// once), in the order the layers finished; the compute stream waits for them, as the optimizer does.
+  void reduce_deferred(int stage) {
+    auto& pending = deferred_[static_cast<std::size_t>(stage)];
+    auto& last = ctx_.last(stage);
+    for (const auto& [pos, w] : pending) {
+      const TaskId done = dp_.gradient_reduction(stage, pos, *w, last);
+      Frontier reduced(last.size(), {done});
+      offload_.gradient_out(stage, pos, *w, reduced);
+    }
+    if (!pending.empty()) {
+      const TaskId done = dp_.reductions(stage).back();
+      for (auto& f : last) f = {done};
+    }
+    pending.clear();
   }
 
   /// A layer's forward with context parallelism: the work before the attention (it allocates the
@@ -304,6 +332,8 @@ class DagBuilder {
   const PipelinePartition& part_;
   const MemoryEstimate& mem_;
   std::vector<LayerWork> work_;
+  /// Per stage, this iteration's gradient reductions waiting for the stage's backward to end.
+  std::vector<std::vector<std::pair<DagContext::ChunkPos, const LayerWork*>>> deferred_;
   DagOptions options_;
   StateBytes states_;
   CheckpointBehaviour checkpoint_;
