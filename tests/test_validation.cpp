@@ -159,3 +159,22 @@ TEST_CASE("A pytorch-fsdp run says how optimistic Strata was on the published FS
         std::string::npos);
   CHECK(warnings("megatron-core").find("pytorch-fsdp") == std::string::npos);
 }
+
+TEST_CASE("A run whose data-parallel rings cross nodes one GPU per node says its exposed traffic may take longer",
+          "[validation][confidence]") {
+  // Llama 3.1 405B on 16,384 H100: TP 8 fills each node, so each data-parallel ring has one member per
+  // node; its exposed reduction is then timed at efficiency.network where NCCL measured 0.75.
+  const auto warned = [](const std::vector<std::string>& sets) {
+    const strata::Scenario sc = strata::test::load("llama-3.1-405b-llama3-16k", sets);
+    const strata::RunResult r = strata::run_scenario(sc, {strata::ExecutorKind::list, true, false});
+    std::string all;
+    for (const auto& w : r.confidence.warnings) all += w + "\n";
+    INFO(all);
+    return all.find("crosses nodes on rings with one GPU per node") != std::string::npos;
+  };
+  CHECK(warned({}));
+  // A profile whose network efficiency is already at the measured rate, or TP 4 (two members per node:
+  // NCCL's 8-GPU-per-node curves, which efficiency.network follows, hold): no line.
+  CHECK_FALSE(warned({"hardware.efficiency.network=0.7"}));
+  CHECK_FALSE(warned({"parallelism.tp=4", "parallelism.dp=256"}));
+}

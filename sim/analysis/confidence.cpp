@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "sim/dag/training_dag.hpp"
+
 namespace strata {
 
 namespace {
@@ -39,6 +41,33 @@ void warn_moe_and_long_context(const Scenario& sc, std::vector<std::string>& war
       warnings.push_back("recomputation under context parallelism reruns attention without its K/V exchange: "
                          "optimistic by that traffic where it is not hidden");
   }
+}
+
+/// What NCCL reaches through one NIC when each node holds one member of the ring: 18.65 of 25 GB/s
+/// (all_reduce, 2 Azure NDmv4 nodes x 1 A100; microsoft/mscclpp docs/performance-ndmv4.md; the known
+/// gap of docs/validation.md's collectives table). Rings of 8 GPUs per node reach 0.92-0.94.
+constexpr double kOneGpuPerNodeNicEfficiency = 18.65 / 25.0;
+
+/// Data-parallel rings that are rail-aligned (TP fills the node: one member per node, each NIC its
+/// own communicator's) run slower per NIC than the 8-GPU-per-node curves efficiency.network follows.
+void warn_rail_aligned_data_parallel(const Scenario& sc, const RunResult& r, std::vector<std::string>& warnings) {
+  const RankLayout layout = rank_layout(sc);
+  if (!r.simulation || layout.replicas() < 2 || layout.tp < layout.gpus_per_node || sc.gpus <= sc.hardware.gpus_per_node)
+    return;
+  const double efficiency = sc.hardware.efficiency.network;
+  if (efficiency <= kOneGpuPerNodeNicEfficiency) return;
+  const auto& exposed = r.simulation->analysis.breakdown.exposed_comm;
+  double seconds = 0.0;
+  for (TaskKind k : {TaskKind::dp_comm, TaskKind::param_gather})
+    if (auto it = exposed.find(k); it != exposed.end()) seconds += it->second;
+  const double iteration = r.simulation->throughput.iteration_time;
+  if (iteration <= 0.0 || seconds < 0.02 * iteration) return;
+  warnings.push_back(fmt::format(
+      "exposed data-parallel traffic ({:.2f} s, {:.0f} % of the iteration) crosses nodes on rings with one GPU per "
+      "node, where NCCL measured {:.2f} of a NIC's rate against efficiency.network {:.2f} here: it may take up to "
+      "{:.0f} % longer (docs/validation.md, collectives)",
+      seconds, 100.0 * seconds / iteration, kOneGpuPerNodeNicEfficiency, efficiency,
+      100.0 * (efficiency / kOneGpuPerNodeNicEfficiency - 1.0)));
 }
 
 }  // namespace
@@ -85,6 +114,7 @@ Confidence assess_confidence(const Scenario& sc, const RunResult& r) {
                                      100.0 * r.simulation->throughput.mfu, sc.hardware.gpu.model,
                                      100.0 * k.max_published_mfu));
   warn_moe_and_long_context(sc, c.warnings);
+  warn_rail_aligned_data_parallel(sc, r, c.warnings);
   return c;
 }
 
