@@ -178,3 +178,18 @@ TEST_CASE("A run whose data-parallel rings cross nodes one GPU per node says its
   CHECK_FALSE(warned({"hardware.efficiency.network=0.7"}));
   CHECK_FALSE(warned({"parallelism.tp=4", "parallelism.dp=256"}));
 }
+
+TEST_CASE("Exposed TP all-reduces on an NVLink SHARP node say they are timed as rings", "[validation][confidence]") {
+  const auto warned = [](const std::vector<std::string>& sets) {
+    const strata::Scenario sc = strata::test::load("llama-3-70b-h100-64", sets);
+    const strata::RunResult r = strata::run_scenario(sc, {strata::ExecutorKind::list, true, false});
+    std::string all;
+    for (const auto& w : r.confidence.warnings) all += w + "\n";
+    INFO(all);
+    return all.find("are timed as NVLink rings; NCCL's NVLink SHARP all-reduce") != std::string::npos;
+  };
+  CHECK(warned({"parallelism.sequence_parallel=false"}));
+  // With SP the TP collectives are all-gathers and reduce-scatters; a node without SHARP runs rings.
+  CHECK_FALSE(warned({"parallelism.sequence_parallel=true"}));
+  CHECK_FALSE(warned({"parallelism.sequence_parallel=false", "hardware.nvlink.sharp=false"}));
+}

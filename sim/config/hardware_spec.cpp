@@ -92,6 +92,9 @@ const ParamTable kNvlink = {
     {.key = "collective_latency", .kind = ParamKind::quantity, .default_value = 0,
      .doc = "once per NCCL collective inside a node, beside its steps (fitted on nccl-tests curves)",
      .dim = Dimension::seconds},
+    {.key = "sharp", .kind = ParamKind::boolean, .default_value = false,
+     .doc = "the NVSwitch reduces in the switch (NVLink SHARP), so NCCL's all-reduce inside a node beats a ring; "
+            "Strata times rings and says so in the report's warnings"},
     kSource,
 };
 
@@ -251,6 +254,7 @@ HardwareSpec parse_hardware(const json& doc, const std::string& pointer, Diagnos
   h.nvlink_bandwidth = BytesPerSecond(nvlink.quantity("bandwidth"));
   h.nvlink_latency = Seconds(nvlink.quantity("latency"));
   h.nvlink_collective_latency = Seconds(nvlink.quantity("collective_latency"));
+  h.nvlink_sharp = nvlink.boolean("sharp");
   nvlink.string("source");
 
   ObjectReader pcie(top.object("pcie"), top.child_pointer("pcie"), kPcie, diag);

@@ -128,6 +128,9 @@ struct HardwareSpec {
   /// call at mid sizes whatever the collective (all-reduce, all-gather and reduce-scatter alike),
   /// which per-step latency alone cannot give: all-gather has half the steps of all-reduce.
   Seconds nvlink_collective_latency;
+  /// NVLink SHARP (NVLS): all-reduces inside a node reduce in the switch. Not modelled (rings are),
+  /// so such a node's all-reduces come out slow; the report warns where they are exposed.
+  bool nvlink_sharp = false;
   PcieSpec pcie;
   HostSpec host;
   CxlSpec cxl;
