@@ -71,6 +71,9 @@ TEST_CASE("Validation table: published training throughputs", "[validation][simu
                                     p.ep > 1 ? fmt::format(" EP{}", p.ep) : "",
                                     p.zero_stage > 0 ? fmt::format(" ZeRO-{}", p.zero_stage) : "",
                                     sc.training.global_batch_size, sc.training.seq_len, to_string(sc.memory.recompute));
+    // Where offloaded states live, so a row's placement reads from the table, not only its scenario.
+    for (auto [what, tier] : {std::pair{"optimizer", o.optimizer}, {"parameters", o.params}, {"activations", o.activations}})
+      if (tier != strata::Tier::none) row.configuration += fmt::format(", {} on {}", what, to_string(tier));
     rows.push_back(row);
   }
 
