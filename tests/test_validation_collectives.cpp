@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <optional>
 
 #include "doc_region.hpp"
 #include "collective_dag.hpp"
@@ -19,21 +20,42 @@ namespace {
 
 using namespace strata;
 
-Collective parse_collective(const std::string& name) {
+/// The collective a curve measures; nullopt for sendrecv (one point-to-point send, as a pipeline stage's).
+std::optional<Collective> parse_collective(const std::string& name) {
   if (name == "all_reduce") return Collective::all_reduce;
   if (name == "all_gather") return Collective::all_gather;
   if (name == "reduce_scatter") return Collective::reduce_scatter;
+  if (name == "sendrecv") return std::nullopt;
   throw std::invalid_argument("unknown collective " + name);
 }
 
-/// The DES's time for one collective of `bytes` over n ranks of `hw`, `per_node` on each node from
-/// its first GPU (all of a node's GPUs, then the next node's, when per_node is the node's size).
-double simulated_seconds(const HardwareSpec& hw, Collective c, std::int64_t n, std::int64_t per_node, double bytes) {
+/// One send of `bytes` from the group's first member to its second, built as the pipeline emitter
+/// builds a stage's send (one flow, one latency step, no NCCL call cost).
+TaskDag send_dag(const std::vector<std::int64_t>& group, double bytes, const RankLayout& layout) {
+  TaskDag dag;
+  Task t;
+  t.kind = TaskKind::pp_transfer;
+  t.stream = Stream::p2p;
+  t.ranks = {group[0]};
+  t.flows.push_back({Device::gpu(group[0]), Device::gpu(group[1]), bytes, layout.node(group[0]) != layout.node(group[1])});
+  dag.add(std::move(t));
+  for (std::int64_t r : {group[0], group[1]}) {
+    dag.resident[r] = {};
+    dag.represents[r] = 1;
+  }
+  return dag;
+}
+
+/// The DES's time for one collective (or send) of `bytes` over n ranks of `hw`, `per_node` on each
+/// node from its first GPU (all of a node's GPUs, then the next node's, when per_node is the node's size).
+double simulated_seconds(const HardwareSpec& hw, std::optional<Collective> c, std::int64_t n, std::int64_t per_node,
+                         double bytes) {
   const std::int64_t nodes = (n + per_node - 1) / per_node, gpus = nodes * hw.gpus_per_node;
   const RankLayout layout{1, 1, gpus, hw.gpus_per_node};
   std::vector<std::int64_t> group;
   for (std::int64_t r = 0; r < n; ++r) group.push_back(r / per_node * hw.gpus_per_node + r % per_node);
-  return test::makespan(test::collective_dag(c, group, bytes, false, layout), hw, gpus, true, Precision::fp16);
+  const TaskDag dag = c ? test::collective_dag(*c, group, bytes, false, layout) : send_dag(group, bytes, layout);
+  return test::makespan(dag, hw, gpus, true, Precision::fp16);
 }
 
 std::string size_label(double bytes) {
@@ -62,7 +84,7 @@ TEST_CASE("Validation: NCCL collectives inside a node against nccl-tests curves"
         strata::test::load("default", {fmt::format("hardware=\"{}\"", curve.at("hardware").get<std::string>()),
                                        "training.precision=\"fp16\""})  // every GPU here has fp16
             .hardware;
-    const Collective c = parse_collective(curve.at("collective"));
+    const std::optional<Collective> c = parse_collective(curve.at("collective"));
     const auto n = curve.at("ranks").get<std::int64_t>();
     const auto per_node = curve.value("ranks_per_node", std::min(n, hw.gpus_per_node));
     strata::test::Comparison cmp(fmt::format("{} on {} ({})", id, curve.at("hardware").get<std::string>(),
