@@ -163,17 +163,26 @@ TEST_CASE("A pytorch-fsdp run says how optimistic Strata was on the published FS
   CHECK(warnings("megatron-core").find("pytorch-fsdp") == std::string::npos);
 }
 
+namespace {
+
+/// Whether screening `scenario` with `sets` gives a warning containing `line`.
+bool warns(const std::string& scenario, const std::vector<std::string>& sets, const std::string& line) {
+  const strata::Scenario sc = strata::test::load(scenario, sets);
+  const strata::RunResult r = strata::run_scenario(sc, {strata::ExecutorKind::list, true, false});
+  std::string all;
+  for (const auto& w : r.confidence.warnings) all += w + "\n";
+  INFO(all);
+  return all.find(line) != std::string::npos;
+}
+
+}  // namespace
+
 TEST_CASE("A run whose data-parallel rings cross nodes one GPU per node says its exposed traffic may take longer",
           "[validation][confidence]") {
   // Llama 3.1 405B on 16,384 H100: TP 8 fills each node, so each data-parallel ring has one member per
   // node; its exposed reduction is then timed at efficiency.network where NCCL measured 0.75.
   const auto warned = [](const std::vector<std::string>& sets) {
-    const strata::Scenario sc = strata::test::load("llama-3.1-405b-llama3-16k", sets);
-    const strata::RunResult r = strata::run_scenario(sc, {strata::ExecutorKind::list, true, false});
-    std::string all;
-    for (const auto& w : r.confidence.warnings) all += w + "\n";
-    INFO(all);
-    return all.find("crosses nodes on rings with one GPU per node") != std::string::npos;
+    return warns("llama-3.1-405b-llama3-16k", sets, "crosses nodes on rings with one GPU per node");
   };
   CHECK(warned({}));
   // A profile whose network efficiency is already at the measured rate, or TP 4 (two members per node:
@@ -184,12 +193,7 @@ TEST_CASE("A run whose data-parallel rings cross nodes one GPU per node says its
 
 TEST_CASE("Exposed TP all-reduces on an NVLink SHARP node say they are timed as rings", "[validation][confidence]") {
   const auto warned = [](const std::vector<std::string>& sets) {
-    const strata::Scenario sc = strata::test::load("llama-3-70b-h100-64", sets);
-    const strata::RunResult r = strata::run_scenario(sc, {strata::ExecutorKind::list, true, false});
-    std::string all;
-    for (const auto& w : r.confidence.warnings) all += w + "\n";
-    INFO(all);
-    return all.find("are timed as NVLink rings; NCCL's NVLink SHARP all-reduce") != std::string::npos;
+    return warns("llama-3-70b-h100-64", sets, "are timed as NVLink rings; NCCL's NVLink SHARP all-reduce");
   };
   CHECK(warned({"parallelism.sequence_parallel=false"}));
   // With SP the TP collectives are all-gathers and reduce-scatters; a node without SHARP runs rings.
