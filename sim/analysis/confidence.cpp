@@ -48,11 +48,11 @@ void warn_moe_and_long_context(const Scenario& sc, std::vector<std::string>& war
 /// gap of docs/validation.md's collectives table). Rings of 8 GPUs per node reach 0.92-0.94.
 constexpr double kOneGpuPerNodeNicEfficiency = 18.65 / 25.0;
 
-/// Data-parallel rings that are rail-aligned (TP fills the node: one member per node, each NIC its
+/// Data-parallel rings that are rail-aligned (TP x CP fills the node: one member per node, each NIC its
 /// own communicator's) run slower per NIC than the 8-GPU-per-node curves efficiency.network follows.
 void warn_rail_aligned_data_parallel(const Scenario& sc, const RunResult& r, std::vector<std::string>& warnings) {
   const RankLayout layout = rank_layout(sc);
-  if (!r.simulation || layout.replicas() < 2 || layout.tp < layout.gpus_per_node || sc.gpus <= sc.hardware.gpus_per_node)
+  if (!r.simulation || layout.replicas() / layout.cp < 2 || layout.tp * layout.cp < layout.gpus_per_node || sc.gpus <= sc.hardware.gpus_per_node)
     return;
   const double efficiency = sc.hardware.efficiency.network;
   if (efficiency <= kOneGpuPerNodeNicEfficiency) return;
