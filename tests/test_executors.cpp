@@ -225,3 +225,45 @@ TEST_CASE("An oversubscribed fabric caps a node's inter-node traffic, folded or 
     CHECK(makespan(dag, hw, 16, true) == Approx(expected).epsilon(1e-6));
   }
 }
+
+TEST_CASE("A kernel beside an NCCL collective runs on the SMs the collective leaves it, in the DES and in screening",
+          "[analytic][simulation]") {
+  // Rank 0: a 1 ms kernel, and beside it (its own stream, no dependency) an all-gather with rank 1
+  // whose bytes take 0.4 ms. NCCL's CTAs hold nvlink.collective_sms of the GPU's sm_count SMs while
+  // the bytes move, so the kernel does (1 - share) of its work per second until then: it ends at
+  // 0.4 ms + (1 ms - 0.4 ms·(1 - share)). A copy (no NCCL call) takes no SMs.
+  HardwareSpec hw = a100(8);
+  hw.nvlink_latency = hw.nvlink_collective_latency = Seconds(0.0);
+  REQUIRE(hw.kernels.present);
+  REQUIRE(hw.nvlink_collective_sms > 0);
+  const double share = static_cast<double>(hw.nvlink_collective_sms) / static_cast<double>(hw.kernels.sm_count);
+  const double kernel = 1e-3, transfer = 0.4e-3;
+  const RankLayout ranks{1, 1, 2, hw.gpus_per_node};
+  for (bool nccl : {true, false}) {
+    TaskDag dag;
+    Task k;
+    k.ranks = {0};
+    k.kernel_seconds = kernel;
+    dag.add(k);
+    // A ring of two moves S/2 each way; S/2 / B = transfer.
+    const double bytes = 2.0 * transfer * strata::test::hop_bandwidth(hw, false);
+    Task gather = ring_collective(Collective::all_gather, {0, 1}, {0, 1}, bytes, TaskKind::param_gather,
+                                  Stream::gather, ranks);
+    gather.latency_steps = 0;
+    if (!nccl) gather.collective_calls = 0;
+    dag.add(gather);
+    for (std::int64_t r : {0, 1}) {
+      dag.resident[r] = {};
+      dag.represents[r] = 1;
+    }
+    const PlatformLayout layout(hw, 2);
+    const TaskCosts costs(hw, Precision::bf16, layout, dag);
+    CHECK(costs.sm_share(1) == Approx(nccl ? share : 0.0));
+    const double expected = nccl ? transfer + (kernel - transfer * (1.0 - share)) : kernel;
+    INFO(fmt::format("NCCL call {}: share {:.4f}, kernel ends at {:.6g} s", nccl, share, expected));
+    CHECK(run_list_schedule(dag, costs).finish[0] == Approx(expected).epsilon(1e-9));
+    CHECK(run_des(dag, costs, layout).finish[0] == Approx(expected).epsilon(1e-6));
+    CHECK(run_contention_free(dag, costs).finish[0] == Approx(kernel).epsilon(1e-12));
+    CHECK(run_list_schedule(dag, costs).finish[1] == Approx(transfer).epsilon(1e-9));
+  }
+}

@@ -158,7 +158,7 @@ TEST_CASE("A pytorch-fsdp run says how optimistic Strata was on the published FS
   };
   const std::string fsdp = warnings("pytorch-fsdp");
   INFO(fsdp);
-  CHECK(fsdp.find("with pytorch-fsdp Strata's iterations were 6-20 % shorter than measured in all 6") !=
+  CHECK(fsdp.find("with pytorch-fsdp Strata's iterations were 5-17 % shorter than measured in all 6") !=
         std::string::npos);
   CHECK(warnings("megatron-core").find("pytorch-fsdp") == std::string::npos);
 }

@@ -20,9 +20,9 @@ struct ValidatedBand {
   double low_percent = 0.0, high_percent = 0.0;
 };
 /// Mixture-of-experts models (Mixtral 8x22B, Qwen2-57B-A14B, Grok-1; Megatron-Core on H100).
-inline constexpr ValidatedBand kMoeBand{3, -19.6, 15.6};
+inline constexpr ValidatedBand kMoeBand{3, -19.0, 15.8};
 /// The pytorch-fsdp framework (MosaicML llm-foundry's MPT-7B and MPT-70B runs on A100 and H100).
-inline constexpr ValidatedBand kFsdpBand{6, -19.6, -6.2};
+inline constexpr ValidatedBand kFsdpBand{6, -17.3, -4.6};
 /// The deepspeed framework (the ZeRO-Offload tutorial's 10B run and ZeRO-Infinity's runs on one DGX-2).
 inline constexpr ValidatedBand kDeepspeedBand{6, -29.6, 28.4};
 /// Runs with parameters, optimizer states or activations offloaded (ZeRO-Offload, ZeRO-Infinity; V100).

@@ -92,6 +92,10 @@ const ParamTable kNvlink = {
     {.key = "collective_latency", .kind = ParamKind::quantity, .default_value = 0,
      .doc = "once per NCCL collective inside a node, beside its steps (fitted on nccl-tests curves)",
      .dim = Dimension::seconds},
+    {.key = "collective_sms", .kind = ParamKind::integer, .default_value = 0,
+     .doc = "SMs an NCCL collective inside a node holds while it runs (its channels, one CTA each, never "
+            "sharing an SM with compute): kernels beside it run on the rest (0: not modelled)",
+     .min = 0, .max = 100000},
     {.key = "sharp", .kind = ParamKind::boolean, .default_value = false,
      .doc = "the NVSwitch reduces in the switch (NVLink SHARP), so NCCL's all-reduce inside a node beats a ring; "
             "Strata times rings and says so in the report's warnings"},
@@ -151,6 +155,10 @@ const ParamTable kNic = {
     {.key = "collective_latency", .kind = ParamKind::quantity, .default_value = 0,
      .doc = "once per NCCL collective across nodes, beside its steps (fitted on nccl-tests curves)",
      .dim = Dimension::seconds},
+    {.key = "collective_sms", .kind = ParamKind::integer, .default_value = 0,
+     .doc = "SMs an NCCL collective across nodes holds while it runs: kernels beside it run on the rest "
+            "(0: not modelled)",
+     .min = 0, .max = 100000},
     {.key = "oversubscription", .kind = ParamKind::number, .default_value = 1.0,
      .doc = "fabric oversubscription above the node (1: non-blocking)", .min = 1.0, .max = 1000.0},
     kSource,
@@ -254,6 +262,7 @@ HardwareSpec parse_hardware(const json& doc, const std::string& pointer, Diagnos
   h.nvlink_bandwidth = BytesPerSecond(nvlink.quantity("bandwidth"));
   h.nvlink_latency = Seconds(nvlink.quantity("latency"));
   h.nvlink_collective_latency = Seconds(nvlink.quantity("collective_latency"));
+  h.nvlink_collective_sms = nvlink.integer("collective_sms");
   h.nvlink_sharp = nvlink.boolean("sharp");
   nvlink.string("source");
 
@@ -292,6 +301,7 @@ HardwareSpec parse_hardware(const json& doc, const std::string& pointer, Diagnos
   h.nic.bandwidth = BytesPerSecond(nic.quantity("bandwidth"));
   h.nic.latency = Seconds(nic.quantity("latency"));
   h.nic.collective_latency = Seconds(nic.quantity("collective_latency"));
+  h.nic.collective_sms = nic.integer("collective_sms");
   h.nic.oversubscription = nic.number("oversubscription");
   nic.string("source");
 

@@ -57,6 +57,7 @@ struct NicSpec {
   BytesPerSecond bandwidth;  ///< per NIC
   Seconds latency;           ///< per message, end to end across the fabric
   Seconds collective_latency;  ///< once per NCCL collective that crosses the fabric
+  std::int64_t collective_sms = 0;  ///< SMs such a collective holds while it runs (0: not modelled)
   /// Fabric oversubscription above the node (1: non-blocking fat tree); r > 1 caps a node's
   /// inter-node traffic at count·bandwidth/r.
   double oversubscription = 1.0;
@@ -128,6 +129,10 @@ struct HardwareSpec {
   /// call at mid sizes whatever the collective (all-reduce, all-gather and reduce-scatter alike),
   /// which per-step latency alone cannot give: all-gather has half the steps of all-reduce.
   Seconds nvlink_collective_latency;
+  /// SMs an NCCL collective inside a node holds while it runs: one CTA per channel, each on an SM
+  /// of its own (NCCL's CTAs do not share an SM with compute kernels), so kernels running beside it
+  /// have the rest. 0: not modelled.
+  std::int64_t nvlink_collective_sms = 0;
   /// NVLink SHARP (NVLS): all-reduces inside a node reduce in the switch. Not modelled (rings are),
   /// so such a node's all-reduces come out slow; the report warns where they are exposed.
   bool nvlink_sharp = false;

@@ -126,6 +126,37 @@ class Controller {
     else start_flows(id);
   }
 
+  /// From the moment its bytes start to move to its end, a collective holds its share of each simulated GPU it runs on: an
+  /// Exec bounded at that share of the GPU's speed, which the kernels running there share the GPU
+  /// with (max-min with bounds, SimGrid's CPU model). It has no work to finish: it is cancelled when
+  /// its task ends.
+  void hold_sms(TaskId id, const Task& t) {
+    const double share = costs_.sm_share(id);
+    if (share <= 0.0) return;
+    for (std::int64_t rank : t.ranks) {
+      auto gpu = platform_.gpus.find(rank);
+      if (gpu == platform_.gpus.end()) continue;
+      auto hold = sg4::Exec::init()
+                      ->set_flops_amount(kHoldWork * gpu->second->get_speed())
+                      ->set_bound(share * gpu->second->get_speed())
+                      ->set_host(gpu->second);
+      hold->start();
+      holds_.emplace(id, hold);
+    }
+  }
+
+  void release_sms(TaskId id) {
+    auto [first, last] = holds_.equal_range(id);
+    for (auto it = first; it != last; ++it) {
+      // Cancelled from maestro, an Exec keeps its share of the host until SimGrid gets round to it;
+      // suspended first, it gives the share back at once.
+      it->second->suspend();
+      it->second->cancel();
+      cancelled_.push_back(it->second);
+    }
+    holds_.erase(first, last);
+  }
+
   /// After `seconds`, start_flows(id): the flows after their latency, or the end of a host-side wait.
   void set_timer(double seconds, TaskId id) {
     const double at = sg4::Engine::get_clock() + seconds;
@@ -140,6 +171,7 @@ class Controller {
   }
 
   void start_flows(TaskId id) {
+    hold_sms(id, dag_.tasks[id]);
     const auto& flows = costs_.flows(id);
     for (std::size_t f = 0; f < flows.size(); ++f) {
       if (flows[f].bytes <= 0.0) continue;
@@ -261,6 +293,7 @@ class Controller {
 
   void finish(TaskId id) {
     times_.finish[id] = sg4::Engine::get_clock();
+    release_sms(id);
     ++done_;
     for (TaskId s : successors_[id])
       if (--pending_[s] == 0) ready_.push_back(s);
@@ -288,6 +321,9 @@ class Controller {
   std::map<std::int64_t, double> suspended_;  ///< suspended background flows: bytes they have left
   std::vector<std::size_t> flow_route_;       ///< per started flow, its route
   std::multimap<double, TaskId> timers_;
+  std::multimap<TaskId, sg4::ExecPtr> holds_;  ///< running collectives' holds on their GPUs
+  /// A hold's work in seconds of its GPU: far beyond any simulated run, so it only ends cancelled.
+  static constexpr double kHoldWork = 1e12;
   std::size_t done_ = 0;
   std::string failure_;
 };

@@ -47,6 +47,7 @@ std::string des_key(const TaskDag& dag, const TaskCosts& costs, const PlatformLa
     w.put(TaskCosts::on_host(t));
     w.put(costs.compute_seconds(t));
     w.put(costs.latency_seconds(id));
+    w.put(costs.sm_share(id));
     const auto& flows = costs.flows(id);
     w.put(flows.size());
     for (const RoutedFlow& f : flows) {

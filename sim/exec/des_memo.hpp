@@ -18,7 +18,7 @@
 namespace strata {
 
 /// The inputs of one DES run as bytes: per task its dependencies, ranks, stream, compute time,
-/// host flag, latency and routed flows (bytes, links, background); the simulated ranks; each used
+/// host flag, latency, share of the SMs and routed flows (bytes, links, background); the simulated ranks; each used
 /// link's bandwidth and name; the GPU rate. Exactly what run_des's simulation reads (the SimGrid
 /// settings are fixed), so equal keys give equal task times: the simulation is deterministic.
 std::string des_key(const TaskDag& dag, const TaskCosts& costs, const PlatformLayout& layout);

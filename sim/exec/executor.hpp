@@ -4,7 +4,8 @@
 /// stream it occupies is free (tasks of one stream run in program order, like CUDA streams).
 ///  - run_des: SimGrid discrete-event simulation; concurrent flows share link bandwidth max-min
 ///    fairly, except background flows, which are suspended while any other flow uses one of their
-///    links; kernels that overlap on one GPU share it.
+///    links; kernels that overlap on one GPU share it, and an NCCL collective holds its share of the
+///    GPU's SMs while its bytes move (TaskCosts::sm_share), which the kernels beside it do without.
 ///  - run_list_schedule (screening, `--executor list`): the same rules as a fluid model in this
 ///    process (max-min shares recomputed only around each event), without SimGrid.
 /// run_contention_free is the reference for contention: each task takes its uncontended time.

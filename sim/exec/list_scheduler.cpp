@@ -17,7 +17,8 @@ namespace {
 /// The screening executor. It follows the DES's rules on the same DAG (a task starts when its
 /// dependencies and streams are free; its flows start together after its latency; concurrent flows
 /// share each link max-min fairly; a background flow runs only while no foreground flow is on one
-/// of its links; compute kernels that overlap on one GPU share it), but as a fluid model in the
+/// of its links; compute kernels that overlap on one GPU share it, beside the share of its SMs a
+/// running NCCL collective holds), but as a fluid model in the
 /// calling process: no SimGrid engine, no platform to build, no child process. After each event
 /// only the activities connected to the links it touched get new rates (progressive filling, as
 /// SimGrid's max-min solver does for the whole system), so an event costs what its neighbourhood
@@ -103,6 +104,9 @@ class FluidScheduler {
   struct Activity {
     double remaining = 0.0;  ///< bytes, or seconds of kernel work
     double rate = 0.0;
+    /// A collective's hold on its GPU's SMs: at most this rate, no work to finish, removed when its
+    /// task ends (infinite for every other activity).
+    double bound = kInf;
     double since = 0.0;  ///< when `remaining` was last brought up to date
     TaskId task = 0;
     std::uint32_t first_use = 0, uses = 0;
@@ -157,7 +161,52 @@ class FluidScheduler {
     else start_flows(id);
   }
 
+  /// From the moment its bytes start to move to its end, a collective holds its share of each simulated GPU it runs on: a
+  /// bounded activity that kernels on the GPU share it with (as the DES's bounded Exec does).
+  void hold_sms(TaskId id, const Task& t) {
+    const double share = costs_.sm_share(id);
+    if (share <= 0.0) return;
+    for (std::int64_t rank : t.ranks) {
+      const auto r = static_cast<std::size_t>(rank);
+      const std::uint32_t gpu = r < gpu_index_.size() ? gpu_index_[r] : kNone;
+      if (gpu == kNone) continue;
+      uses_.push_back({gpu, 1});
+      Activity a;
+      a.remaining = kInf;
+      a.bound = share;
+      a.since = now_;
+      a.task = id;
+      a.first_use = static_cast<std::uint32_t>(uses_.size() - 1);
+      a.uses = 1;
+      const auto index = static_cast<std::uint32_t>(activities_.size());
+      activities_.push_back(a);
+      resources_[gpu].active.push_back(index);
+      mark(gpu);
+      holds_.push_back({id, index});
+    }
+  }
+
+  void release_sms(TaskId id) {
+    if (costs_.sm_share(id) <= 0.0) return;
+    for (std::size_t i = 0; i < holds_.size();) {
+      if (holds_[i].first != id) {
+        ++i;
+        continue;
+      }
+      Activity& a = activities_[holds_[i].second];
+      a.done = true;
+      Resource& r = resources_[uses_[a.first_use].resource];
+      auto it = std::find(r.active.begin(), r.active.end(), holds_[i].second);
+      *it = r.active.back();
+      r.active.pop_back();
+      if (!r.active.empty()) mark(uses_[a.first_use].resource);
+      holds_[i] = holds_.back();
+      holds_.pop_back();
+    }
+  }
+
   void start_flows(TaskId id) {
+    hold_sms(id, dag_.tasks[id]);
     for (const RoutedFlow& f : costs_.flows(id)) {
       if (f.bytes <= 0.0) continue;
       const auto first = uses_.size();
@@ -197,6 +246,7 @@ class FluidScheduler {
       alone = alone && r.active.empty();
       rate = std::min(rate, r.capacity / static_cast<double>(uses_[u].weight));
     }
+    rate = std::min(rate, a.bound);
     if (alone) {
       a.rate = rate;
       completions_.push({std::isinf(rate) ? now_ : now_ + a.remaining / rate, index, a.version});
@@ -226,6 +276,7 @@ class FluidScheduler {
 
   void finish(TaskId id) {
     times_.finish[id] = now_;
+    release_sms(id);
     ++done_;
     for (std::uint32_t s = succ_offset_[id]; s < succ_offset_[id + 1]; ++s)
       if (--pending_[succ_[s]] == 0) ready_.push_back(succ_[s]);
@@ -245,6 +296,18 @@ class FluidScheduler {
     for (std::uint32_t u = a.first_use; u < a.first_use + a.uses; ++u)
       if (resources_[uses_[u].resource].foreground > 0) return true;
     return false;
+  }
+
+  /// Gives activity `index` its rate, which its resources give out.
+  void fix(std::uint32_t index, double rate) {
+    Activity& a = activities_[index];
+    a.fixed = true;
+    a.rate = rate;
+    for (std::uint32_t u = a.first_use; u < a.first_use + a.uses; ++u) {
+      Resource& res = resources_[uses_[u].resource];
+      res.left -= rate * uses_[u].weight;
+      res.weight -= uses_[u].weight;
+    }
   }
 
   /// New max-min rates for every activity connected (through shared resources) to a resource an
@@ -281,6 +344,7 @@ class FluidScheduler {
       resources_[r].weight = 0;
     }
     std::size_t unfixed = 0;
+    bounded_.clear();
     for (std::uint32_t index : component_activities_) {
       Activity& a = activities_[index];
       // An infinite rate (a test's infinitely fast link) finishes at once: no inf * 0.
@@ -290,6 +354,7 @@ class FluidScheduler {
       a.fixed = suspended(a);
       if (a.fixed) continue;
       ++unfixed;
+      if (a.bound < kInf) bounded_.push_back(index);
       for (std::uint32_t u = a.first_use; u < a.first_use + a.uses; ++u)
         resources_[uses_[u].resource].weight += uses_[u].weight;
     }
@@ -307,6 +372,18 @@ class FluidScheduler {
           bottleneck = r;
         }
       }
+      // A bounded activity below the fair share takes its bound and leaves the rest to the others
+      // (max-min with bounds, as SimGrid's solver treats an Exec's bound).
+      std::uint32_t tightest = kNone;
+      for (std::uint32_t index : bounded_)
+        if (!activities_[index].fixed && activities_[index].bound < share &&
+            (tightest == kNone || activities_[index].bound < activities_[tightest].bound))
+          tightest = index;
+      if (tightest != kNone) {
+        fix(tightest, activities_[tightest].bound);
+        --unfixed;
+        continue;
+      }
       if (bottleneck == kNone) {
         // Only infinite capacities left (share inf on each): every remaining activity is unbounded.
         for (std::uint32_t index : component_activities_) {
@@ -316,21 +393,15 @@ class FluidScheduler {
         break;
       }
       for (std::uint32_t index : resources_[bottleneck].active) {
-        Activity& a = activities_[index];
-        if (a.fixed) continue;
-        a.fixed = true;
-        a.rate = share;
+        if (activities_[index].fixed) continue;
+        fix(index, share);
         --unfixed;
-        for (std::uint32_t u = a.first_use; u < a.first_use + a.uses; ++u) {
-          Resource& res = resources_[uses_[u].resource];
-          res.left -= share * uses_[u].weight;
-          res.weight -= uses_[u].weight;
-        }
       }
     }
     for (std::uint32_t index : component_activities_) {
       Activity& a = activities_[index];
       ++a.version;
+      if (std::isinf(a.remaining)) continue;  // a hold: it ends with its task
       if (a.rate > 0.0) completions_.push({std::isinf(a.rate) ? now_ : now_ + a.remaining / a.rate, index, a.version});
       else if (a.remaining <= 0.0) completions_.push({now_, index, a.version});
     }
@@ -349,7 +420,8 @@ class FluidScheduler {
   std::vector<Resource> resources_;
   std::vector<Activity> activities_;
   std::vector<Use> uses_;
-  std::vector<std::uint32_t> dirty_, component_resources_, component_activities_;
+  std::vector<std::uint32_t> dirty_, component_resources_, component_activities_, bounded_;
+  std::vector<std::pair<TaskId, std::uint32_t>> holds_;  ///< running collectives' holds: task, activity
   std::uint32_t epoch_ = 0;
   std::priority_queue<Event, std::vector<Event>, std::greater<>> completions_;
   std::priority_queue<Timer, std::vector<Timer>, std::greater<>> timers_;

@@ -28,6 +28,8 @@ TaskCosts::TaskCosts(const HardwareSpec& hw, Precision precision, const Platform
 
   routed_.resize(dag.tasks.size());
   latency_.assign(dag.tasks.size(), 0.0);
+  sm_share_.assign(dag.tasks.size(), 0.0);
+  const double sms = hw.kernels.present ? static_cast<double>(hw.kernels.sm_count) : 0.0;
   // The ranks one simulated rank stands for that share a link move the same bytes at the same time:
   // a link carries k flows, for the folded group with the most GPUs on it.
   struct LinkUse {
@@ -61,6 +63,12 @@ TaskCosts::TaskCosts(const HardwareSpec& hw, Precision precision, const Platform
       routed_[id].push_back(std::move(rf));
     }
     latency_[id] = t.flows.empty() ? 0.0 : slowest_latency + t.issue_delay_s;
+    if (t.collective_calls > 0 && !t.flows.empty() && sms > 0.0) {
+      const bool crosses = std::any_of(t.flows.begin(), t.flows.end(), [](const Flow& f) { return f.remote; });
+      const auto held = static_cast<double>(crosses ? hw.nic.collective_sms : hw.nvlink_collective_sms);
+      // At least one SM stays with the compute kernels.
+      sm_share_[id] = std::min(held, sms - 1.0) / sms;
+    }
   }
   for (const auto& [l, use] : used) {
     if (!(use.spec.bandwidth > 0)) throw std::logic_error("flow over a link with no bandwidth: " + use.spec.name);

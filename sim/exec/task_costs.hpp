@@ -35,6 +35,12 @@ class TaskCosts {
   /// Latency the task pays before its bytes move: its steps × the slowest route's latency, its NCCL
   /// calls × the route's call latency, and its issue delay.
   double latency_seconds(TaskId id) const { return latency_[id]; }
+  /// The fraction of each of its GPUs' compute the task's kernels hold while it runs: an NCCL
+  /// collective's channels, one CTA on an SM of its own each (nvlink.collective_sms inside a node,
+  /// nic.collective_sms across nodes, over kernels.sm_count), so kernels beside it run on the rest.
+  /// 0 for everything else (copies run on copy engines; userbuffers slices are priced by the TP
+  /// overlap's own SM margins).
+  double sm_share(TaskId id) const { return sm_share_[id]; }
   /// Bandwidth of a link as the executor sees it (divided by the folded multiplicity).
   double bandwidth(LinkId link) const { return bandwidth_.at(link); }
   /// Every link some flow uses, in id order.
@@ -48,6 +54,7 @@ class TaskCosts {
   std::int64_t gpus_per_node_ = 1, gpus_ = 1;
   std::vector<std::vector<RoutedFlow>> routed_;
   std::vector<double> latency_;
+  std::vector<double> sm_share_;
   std::map<LinkId, double> bandwidth_;
 };
 
