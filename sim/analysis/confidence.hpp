@@ -21,8 +21,17 @@ struct ValidatedBand {
 };
 /// Mixture-of-experts models (Mixtral 8x22B, Qwen2-57B-A14B, Grok-1; Megatron-Core on H100).
 inline constexpr ValidatedBand kMoeBand{3, -19.0, 15.8};
-/// The pytorch-fsdp framework (MosaicML llm-foundry's MPT-7B and MPT-70B runs on A100 and H100).
-inline constexpr ValidatedBand kFsdpBand{6, -17.3, -4.6};
+/// A regime's band on one GPU family, with its mean absolute error in percent.
+struct GpuBand {
+  const char* family;  ///< the GPU model's name up to its first '-' (gpu_family)
+  ValidatedBand band;
+  double mean_abs_percent = 0.0;
+};
+/// The pytorch-fsdp framework per GPU: MosaicML llm-foundry's MPT benchmark sweep (docs/validation.md,
+/// llm-foundry; tests/test_validation_foundry.cpp checks these against it).
+inline constexpr GpuBand kFsdpBands[] = {{"A100", {139, -28.6, 12.3}, 5.3}, {"H100", {52, -31.1, -4.4}, 18.8}};
+/// "A100-SXM4-80GB" -> "A100": the family a band is kept for.
+std::string gpu_family(const std::string& gpu_model);
 /// The deepspeed framework (the ZeRO-Offload tutorial's 10B run and ZeRO-Infinity's runs on one DGX-2).
 inline constexpr ValidatedBand kDeepspeedBand{6, -29.6, 28.4};
 /// Runs with parameters, optimizer states or activations offloaded (ZeRO-Offload, ZeRO-Infinity; V100).

@@ -16,6 +16,7 @@ std::string to_string(AttentionKernel k) {
   switch (k) {
     case AttentionKernel::flash_attention_2: return "flash-attention-2";
     case AttentionKernel::vendor_fused: return "vendor-fused";
+    case AttentionKernel::triton_flash: return "triton-flash-attention";
   }
   return "attention";
 }
@@ -52,6 +53,22 @@ FrameworkBehaviour preset(Framework f, std::int64_t zero_stage, bool interleaved
               .overlap_p2p_comm = false, .attention = AttentionKernel::flash_attention_2};
   }
   return {};
+}
+
+const std::vector<AttentionKernelDoc>& attention_kernel_docs() {
+  static const std::vector<AttentionKernelDoc> docs = {
+      {AttentionKernel::flash_attention_2,
+       "FlashAttention-2 (Dao 2023): PyTorch SDPA, DeepSpeed, Megatron-LM before Transformer Engine; at "
+       "kernels.flash2_forward / flash2_backward of peak"},
+      {AttentionKernel::vendor_fused,
+       "the GPU vendor's fused kernel (cuDNN through Transformer Engine, Megatron-Core); at kernels.vendor_forward / "
+       "vendor_backward of peak"},
+      {AttentionKernel::triton_flash,
+       "FlashAttention in Triton (flash_attn_triton; MosaicML llm-foundry's attn_impl: triton); at "
+       "kernels.triton_forward / triton_backward of peak, FlashAttention-2's rates where the profile has no "
+       "measurement (the report says so)"},
+  };
+  return docs;
 }
 
 const std::vector<FrameworkDoc>& framework_docs() {

@@ -18,6 +18,9 @@ enum class Framework { megatron_lm_2021, megatron_core, deepspeed, pytorch_fsdp 
 enum class AttentionKernel {
   flash_attention_2,  ///< FlashAttention-2 (PyTorch SDPA, DeepSpeed, Megatron-LM of 2023)
   vendor_fused,       ///< the GPU vendor's fused kernel (cuDNN through Transformer Engine)
+  /// FlashAttention written in Triton (Tri Dao's flash_attn_triton, which MosaicML llm-foundry runs as
+  /// attn_impl: triton): half FlashAttention-2's speed on A100 (Dao 2023, Fig. 4).
+  triton_flash,
 };
 
 struct FrameworkBehaviour {
@@ -62,6 +65,12 @@ inline constexpr Framework kDefaultFramework = Framework::megatron_core;
 
 std::string to_string(Framework f);
 std::string to_string(AttentionKernel k);
+/// Every attention kernel with its name and what it is (`training.attention_kernel`).
+struct AttentionKernelDoc {
+  AttentionKernel kernel;
+  std::string doc;
+};
+const std::vector<AttentionKernelDoc>& attention_kernel_docs();
 /// Every framework with its name, what it sets, and why.
 struct FrameworkDoc {
   Framework framework;

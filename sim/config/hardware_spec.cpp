@@ -58,6 +58,12 @@ const ParamTable kKernels = {
      .min = 0.01, .max = 1.0},
     {.key = "vendor_backward", .kind = ParamKind::number,
      .doc = "vendor fused attention backward (2.5x forward FLOPs), fraction of peak", .min = 0.01, .max = 1.0},
+    {.key = "triton_forward", .kind = ParamKind::number, .default_value = 0.0,
+     .doc = "FlashAttention in Triton forward, fraction of peak (0: not measured: FlashAttention-2's stands in)",
+     .min = 0.0, .max = 1.0},
+    {.key = "triton_backward", .kind = ParamKind::number, .default_value = 0.0,
+     .doc = "FlashAttention in Triton backward (2.5x forward FLOPs), fraction of peak (0: not measured)",
+     .min = 0.0, .max = 1.0},
     {.key = "sustained_clock", .kind = ParamKind::number, .default_value = 1.0,
      .doc = "sustained / boost clock under the power limit", .min = 0.1, .max = 1.0},
     {.key = "validated", .kind = ParamKind::boolean, .default_value = false,
@@ -368,6 +374,8 @@ HardwareSpec parse_hardware(const json& doc, const std::string& pointer, Diagnos
     ks.flash2_backward = k.number("flash2_backward");
     ks.vendor_forward = k.number("vendor_forward");
     ks.vendor_backward = k.number("vendor_backward");
+    ks.triton_forward = k.number("triton_forward");
+    ks.triton_backward = k.number("triton_backward");
     ks.sustained_clock = k.number("sustained_clock");
     ks.validated = k.boolean("validated");
     ks.max_published_mfu = k.number("max_published_mfu");

@@ -108,6 +108,8 @@ struct KernelSpec {
   /// forward), of FlashAttention-2 and of the vendor's fused kernel (cuDNN).
   double flash2_forward = 1.0, flash2_backward = 1.0;
   double vendor_forward = 1.0, vendor_backward = 1.0;
+  /// FlashAttention in Triton; 0: not measured on this GPU (FlashAttention-2's rates stand in).
+  double triton_forward = 0.0, triton_backward = 0.0;
   double sustained_clock = 1.0;       ///< sustained / boost clock under the power limit
   bool validated = false;             ///< the GPU has rows in docs/validation.md
   double max_published_mfu = 0.0;     ///< the highest MFU a published run reached on it (0: unknown)

@@ -65,9 +65,13 @@ void register_builtin_policies(PolicyCatalog& catalog) {
                 {"object_store", "shared remote storage"}}});
   PolicyCategory frameworks{"framework", "training.framework",
                             "training framework preset (overrides: training.overlap_grad_reduce, overlap_param_gather, "
-                            "overlap_tp_comm, overlap_p2p_comm, async_tp_backward)", {}};
+                            "overlap_tp_comm, overlap_p2p_comm, async_tp_backward, attention_kernel)", {}};
   for (const auto& f : framework_docs()) frameworks.policies.push_back({to_string(f.framework), f.doc});
   catalog.add(std::move(frameworks));
+  PolicyCategory attention{"attention_kernel", "training.attention_kernel",
+                           "fused attention kernel (default from the framework preset)", {}};
+  for (const auto& k : attention_kernel_docs()) attention.policies.push_back({to_string(k.kernel), k.doc});
+  catalog.add(std::move(attention));
   catalog.add({"failure_law", "failures.distribution", "time between failures",
                {{to_string(FailureDistribution::exponential), "memoryless failures at rate 1/MTBF"},
                 {to_string(FailureDistribution::weibull), "Weibull with the given shape, scaled to the MTBF"}}});

@@ -115,6 +115,9 @@ const ParamTable kTraining = {
      .doc = "fused attention: no s^2 score tensors saved; default from the model file", .optional = true},
     {.key = "framework", .kind = ParamKind::choice, .default_value = to_string(kDefaultFramework),
      .doc = "training framework preset: what overlaps and which attention kernel runs", .choices = names("framework")},
+    {.key = "attention_kernel", .kind = ParamKind::choice,
+     .doc = "fused attention kernel (when flash attention is on); default from the framework",
+     .choices = names("attention_kernel"), .optional = true},
     {.key = "overlap_grad_reduce", .kind = ParamKind::boolean,
      .doc = "gradient reduction overlapped with the backward; default from the framework", .optional = true},
     {.key = "overlap_param_gather", .kind = ParamKind::boolean,
@@ -545,6 +548,11 @@ Scenario parse_scenario(const json& doc, const SourceMap& sources) {
   p.zero_stage = par.integer("zero_stage");
   p.distributed_optimizer = par.boolean("distributed_optimizer");
   t.behaviour = preset(t.framework, p.zero_stage, p.schedule == Schedule::interleaved && p.virtual_stages > 1);
+  if (tr.has("attention_kernel"))
+    t.behaviour.attention = enum_from_name(tr.choice("attention_kernel"),
+                                           {AttentionKernel::flash_attention_2, AttentionKernel::vendor_fused,
+                                            AttentionKernel::triton_flash},
+                                           t.behaviour.attention);
   if (tr.has("overlap_grad_reduce")) t.behaviour.overlap_grad_reduce = tr.boolean("overlap_grad_reduce");
   if (tr.has("overlap_param_gather")) t.behaviour.overlap_param_gather = tr.boolean("overlap_param_gather");
   if (tr.has("overlap_p2p_comm")) t.behaviour.overlap_p2p_comm = tr.boolean("overlap_p2p_comm");

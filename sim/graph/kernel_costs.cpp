@@ -17,9 +17,22 @@ constexpr double kFlashBackwardFlops = 2.5;
 
 KernelCosts::KernelCosts(const HardwareSpec& hw, Precision precision, AttentionKernel attention)
     : k_(hw.kernels) {
-  const bool vendor = attention == AttentionKernel::vendor_fused;
-  attention_forward_ = vendor ? k_.vendor_forward : k_.flash2_forward;
-  attention_backward_ = vendor ? k_.vendor_backward : k_.flash2_backward;
+  attention_forward_ = k_.flash2_forward;
+  attention_backward_ = k_.flash2_backward;
+  switch (attention) {
+    case AttentionKernel::flash_attention_2: break;
+    case AttentionKernel::vendor_fused:
+      attention_forward_ = k_.vendor_forward;
+      attention_backward_ = k_.vendor_backward;
+      break;
+    case AttentionKernel::triton_flash:
+      // Not measured on this GPU: FlashAttention-2's rates stand in (the report warns).
+      if (k_.triton_forward > 0.0 && k_.triton_backward > 0.0) {
+        attention_forward_ = k_.triton_forward;
+        attention_backward_ = k_.triton_backward;
+      }
+      break;
+  }
   auto peak = hw.gpu.peak.find(precision);
   if (peak == hw.gpu.peak.end()) throw std::logic_error("GPU has no peak for the compute dtype");
   if (k_.present) {
