@@ -59,3 +59,33 @@ TEST_CASE("Uneven pipelines give the first and last stage fewer blocks", "[graph
   CHECK(inter.stage_of_layer(4) == 1);  // chunk 1 (layers 4-7) sits on stage 1
   CHECK(inter.stage_of_layer(32) == 0);  // chunk 8 wraps around to stage 0
 }
+
+TEST_CASE("Eager PyTorch moves the bytes of its kernel sequences; fused kernels read and write once",
+          "[graph]") {
+  // Llama 3 8B, bf16 activations (2 bytes), s·b = 4096 tokens. Per element of the hidden state an
+  // RMSNorm reads and writes it once fused (4 bytes); eager it runs x.float() (2 + 4), pow (4 + 4),
+  // mean (4), x * rsqrt (4 + 4), .to(bf16) (4 + 2) and weight * x (2 + 2): 36 bytes. SwiGLU reads the
+  // gate and the up projection and writes their product (3 tensors of I) fused; eager, silu (2) and
+  // the product (3) are 5. Rotary embeddings of Q and K: 4 bytes per element fused, 2 + 4 + 4 + 4 +
+  // 4 + 2 = 20 eager. LayerNorm is one native kernel either way.
+  const ModelSpec m = test::load("llama-3-8b-zero3-h100").model;
+  const double tokens = 4096.0, h = m.hidden_size, I = m.intermediate_size;
+  const double q = h, k = static_cast<double>(m.num_kv_heads * m.head_dim);
+  auto traffic = [&](const ModelSpec& model, bool eager, OpKind kind) {
+    const ComputeGraph g = build_compute_graph(
+        model, GraphShape{.seq_len = 4096, .micro_batch = 1, .activation_bytes = 2.0, .flash_attention = true,
+                          .eager_elementwise = eager});
+    for (auto v : boost::make_iterator_range(boost::vertices(g)))
+      if (g[v].kind == kind && g[v].layer == 0) return g[v].memory_traffic;
+    return -1.0;
+  };
+  CHECK(traffic(m, false, OpKind::norm) == Approx(4.0 * tokens * h));
+  CHECK(traffic(m, true, OpKind::norm) == Approx(36.0 * tokens * h));
+  CHECK(traffic(m, false, OpKind::mlp_activation) == Approx(3.0 * 2.0 * tokens * I));
+  CHECK(traffic(m, true, OpKind::mlp_activation) == Approx(5.0 * 2.0 * tokens * I));
+  CHECK(traffic(m, false, OpKind::qkv_projection) == Approx(4.0 * tokens * (q + k)));
+  CHECK(traffic(m, true, OpKind::qkv_projection) == Approx(20.0 * tokens * (q + k)));
+  ModelSpec layernorm = m;
+  layernorm.norm = NormKind::layernorm;
+  CHECK(traffic(layernorm, true, OpKind::norm) == Approx(traffic(layernorm, false, OpKind::norm)));
+}

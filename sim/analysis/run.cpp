@@ -83,6 +83,7 @@ ComputeGraph scenario_graph(const Scenario& sc) {
   // fp8 training keeps activations in 16-bit outside the GEMMs (Transformer Engine).
   shape.activation_bytes = std::max(2.0, bytes_per_element(sc.training.precision));
   shape.flash_attention = sc.training.flash_attention;
+  shape.eager_elementwise = !sc.training.behaviour.fused_elementwise;
   return build_compute_graph(sc.model, shape);
 }
 

@@ -48,9 +48,11 @@ FrameworkBehaviour preset(Framework f, std::int64_t zero_stage, bool interleaved
     // FSDP's backward hooks reduce-scatter each unit's gradients while the backward goes on, and
     // backward_prefetch (default BACKWARD_PRE) issues the next unit's all-gather before the current
     // unit's gradient computation; SDPA dispatches to FlashAttention-2.
+    // Its modules run eagerly, as torchtitan and transformers write them (no torch.compile).
     case Framework::pytorch_fsdp:
       return {.overlap_grad_reduce = true, .overlap_param_gather = true, .overlap_tp_comm = false,
-              .overlap_p2p_comm = false, .attention = AttentionKernel::flash_attention_2};
+              .overlap_p2p_comm = false, .attention = AttentionKernel::flash_attention_2,
+              .fused_elementwise = false};
   }
   return {};
 }
@@ -92,7 +94,8 @@ const std::vector<FrameworkDoc>& framework_docs() {
        true},
       {Framework::pytorch_fsdp,
        "PyTorch FSDP: gradient reduce-scatter overlapped with the backward, parameter all-gathers prefetched; "
-       "TP collectives and pipeline sends blocking; FlashAttention-2 (SDPA)",
+       "TP collectives and pipeline sends blocking; FlashAttention-2 (SDPA); norms, activations and rotary "
+       "embeddings eager, one kernel per tensor op (no torch.compile)",
        true},
   };
   return docs;

@@ -44,6 +44,10 @@ struct FrameworkBehaviour {
   /// Megatron's async tensor-model-parallel all-reduce; false: they block the compute stream.
   bool async_tp_backward = false;
   AttentionKernel attention = AttentionKernel::flash_attention_2;
+  /// Norms, activations and rotary embeddings as fused kernels (Megatron, Transformer Engine, apex);
+  /// false: as eager PyTorch runs a model's modules, one kernel per tensor op (RMSNorm's fp32
+  /// decomposition, SwiGLU's activation and product apart).
+  bool fused_elementwise = true;
 };
 
 /// What overlapping TP communication with the GEMMs costs (Transformer Engine's userbuffers;

@@ -65,7 +65,7 @@ void register_builtin_policies(PolicyCatalog& catalog) {
                 {"object_store", "shared remote storage"}}});
   PolicyCategory frameworks{"framework", "training.framework",
                             "training framework preset (overrides: training.overlap_grad_reduce, overlap_param_gather, "
-                            "overlap_tp_comm, overlap_p2p_comm, async_tp_backward, attention_kernel)", {}};
+                            "overlap_tp_comm, overlap_p2p_comm, async_tp_backward, attention_kernel, fused_elementwise)", {}};
   for (const auto& f : framework_docs()) frameworks.policies.push_back({to_string(f.framework), f.doc});
   catalog.add(std::move(frameworks));
   PolicyCategory attention{"attention_kernel", "training.attention_kernel",

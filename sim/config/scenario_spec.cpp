@@ -134,6 +134,10 @@ const ParamTable kTraining = {
      .doc = "the backward's column-parallel TP collectives asynchronous beside their GEMMs (Megatron's async "
             "tensor-parallel all-reduce); default from the framework",
      .optional = true},
+    {.key = "fused_elementwise", .kind = ParamKind::boolean,
+     .doc = "norms, activations and rotary embeddings as fused kernels; false: eager PyTorch, one kernel per "
+            "tensor op (torch.compile off); default from the framework",
+     .optional = true},
     {.key = "moe", .kind = ParamKind::object, .default_value = json::object(),
      .doc = "mixture-of-experts routing: capacity factor and load imbalance (MoE models only)"},
 };
@@ -557,6 +561,7 @@ Scenario parse_scenario(const json& doc, const SourceMap& sources) {
   if (tr.has("overlap_param_gather")) t.behaviour.overlap_param_gather = tr.boolean("overlap_param_gather");
   if (tr.has("overlap_p2p_comm")) t.behaviour.overlap_p2p_comm = tr.boolean("overlap_p2p_comm");
   if (tr.has("async_tp_backward")) t.behaviour.async_tp_backward = tr.boolean("async_tp_backward");
+  if (tr.has("fused_elementwise")) t.behaviour.fused_elementwise = tr.boolean("fused_elementwise");
   if (tr.has("overlap_tp_comm")) {
     t.behaviour.overlap_tp_comm = tr.boolean("overlap_tp_comm");
     // Transformer Engine overlaps the sequence-parallel all-gather and reduce-scatter; Megatron-Bridge

@@ -43,7 +43,7 @@ class GraphBuilder {
  public:
   GraphBuilder(const ModelSpec& m, const GraphShape& shape)
       : m_(m), s_(static_cast<double>(shape.seq_len)), b_(static_cast<double>(shape.micro_batch)),
-        act_(shape.activation_bytes), flash_(shape.flash_attention) {}
+        act_(shape.activation_bytes), flash_(shape.flash_attention), eager_(shape.eager_elementwise) {}
 
   ComputeGraph build() {
     const double h = m_.hidden_size, V = m_.vocab_size;
@@ -64,7 +64,7 @@ class GraphBuilder {
     fn.params_replicated = norm_params();
     fn.saved.push_back({"final norm input", act_ * sbh, Split::sequence});
     fn.output_bytes = act_ * sbh;
-    fn.memory_traffic = 2.0 * act_ * sbh;
+    fn.memory_traffic = norm_traffic(sbh);
     prev = add(fn, prev);
 
     Op head{.name = "lm_head", .kind = OpKind::lm_head, .layer = static_cast<int>(m_.num_layers)};
@@ -107,10 +107,27 @@ class GraphBuilder {
     n.params_replicated = norm_params();
     n.saved.push_back({saved_name, act_ * sbh, Split::sequence});
     n.output_bytes = act_ * sbh;
-    n.memory_traffic = 2.0 * act_ * sbh;
+    n.memory_traffic = norm_traffic(sbh);
     return n;
   }
 
+  /// A norm over `elements`: one kernel reading its input and writing its output (a fused RMSNorm,
+  /// and LayerNorm eager or not: PyTorch's layer_norm is one native kernel). Eager RMSNorm is the
+  /// decomposition transformers' LlamaRMSNorm and torchtitan run, each op a kernel over the whole
+  /// tensor: x.float() (read act, write 4 bytes), pow(2) (4, 4), mean (4), x * rsqrt (4, 4),
+  /// .to(dtype) (4, act), weight * x (act, act).
+  double norm_traffic(double elements) const {
+    if (eager_ && m_.norm == NormKind::rmsnorm) return (4.0 * act_ + 7.0 * kFp32Bytes) * elements;
+    return 2.0 * act_ * elements;
+  }
+  /// Rotary embedding of Q and K (`elements` of them): a fused kernel reads and writes them once
+  /// (Transformer Engine, Megatron's apex kernel); eager PyTorch (torchtitan's complex product, as
+  /// transformers' rotate_half) casts to fp32, multiplies and casts back: read act, write 4; read 4
+  /// (and the small table), write 4; read 4, write act.
+  double rotary_traffic(double elements) const {
+    if (m_.position_embedding != PositionEmbedding::rotary) return 0.0;
+    return eager_ ? (2.0 * act_ + 4.0 * kFp32Bytes) * elements : 2.0 * act_ * elements;
+  }
   /// Dropout reads and writes the tensor and writes its mask; nothing when dropout is off.
   double dropout_traffic(double elements) const {
     return m_.hidden_dropout > 0 ? elements * (2.0 * act_ + kMaskBytes) : 0.0;
@@ -118,7 +135,9 @@ class GraphBuilder {
   /// Fused bias-dropout-residual add after a row-parallel projection: reads the projection output
   /// and the residual, writes the sum (and the dropout mask).
   double residual_traffic(double sbh) const {
-    return 3.0 * act_ * sbh + (m_.hidden_dropout > 0 ? kMaskBytes * sbh : 0.0);
+    // Eager, the dropout is its own kernel before the add: it reads and writes the tensor too.
+    const double dropout = m_.hidden_dropout > 0 ? (eager_ ? 2.0 * act_ + kMaskBytes : kMaskBytes) * sbh : 0.0;
+    return 3.0 * act_ * sbh + dropout;
   }
 
   OpId add(Op op, std::optional<OpId> from) {
@@ -155,7 +174,7 @@ class GraphBuilder {
     norm.params_replicated = dq + dkv;  // RMSNorm gains of q_a_layernorm and kv_a_layernorm
     norm.saved.push_back({"Q and KV latents", act_ * sb * (dq + dkv), Split::sequence});
     norm.output_bytes = act_ * sb * (dq + dkv + rope);
-    norm.memory_traffic = 2.0 * act_ * sb * (dq + dkv);
+    norm.memory_traffic = norm_traffic(sb * (dq + dkv));
     id = add(norm, id);
 
     // Queries from the normed latent, or straight from h (q_proj, V2-Lite): h is the
@@ -189,7 +208,7 @@ class GraphBuilder {
     n1.params_replicated = norm_params();
     n1.saved.push_back({"attention norm input", act_ * sbh, Split::sequence, false, true});
     n1.output_bytes = act_ * sbh;
-    n1.memory_traffic = 2.0 * act_ * sbh;
+    n1.memory_traffic = norm_traffic(sbh);
     OpId id = add(n1, block_input);
 
     if (m_.latent()) {
@@ -203,6 +222,8 @@ class GraphBuilder {
       qkv.backward_flops = 2.0 * qkv.forward_flops;
       qkv.saved.push_back({"QKV input", act_ * sbh, Split::sequence});
       qkv.output_bytes = act_ * s * b * qkv_out;
+      qkv.memory_traffic = rotary_traffic(s * b * (qw + kw));
+      qkv.traffic_split = Split::tensor;  // per head
       id = add(qkv, id);
     }
     if (m_.qk_norm) {
@@ -212,7 +233,7 @@ class GraphBuilder {
       qkn.params_replicated = 2.0 * static_cast<double>(m_.head_dim);
       qkn.saved.push_back({"Q and K before their norms", act_ * s * b * (qw + kw), Split::tensor});
       qkn.output_bytes = act_ * s * b * (qw + 2.0 * kw);
-      qkn.memory_traffic = 2.0 * act_ * s * b * (qw + kw);
+      qkn.memory_traffic = norm_traffic(s * b * (qw + kw));
       qkn.traffic_split = Split::tensor;
       id = add(qkn, id);
     }
@@ -280,7 +301,7 @@ class GraphBuilder {
     // norm (transformers GPTNeoXLayer passes the same tensor to both norms).
     if (!m_.parallel_residual) n2.saved.push_back({"MLP norm input", act_ * sbh, Split::sequence});
     n2.output_bytes = act_ * sbh;
-    n2.memory_traffic = 2.0 * act_ * sbh;
+    n2.memory_traffic = norm_traffic(sbh);
     id = add(n2, id);
 
     const bool moe = m_.moe_layer(layer);
@@ -359,7 +380,10 @@ class GraphBuilder {
       act.saved.push_back({"activation input", visits * act_ * s * b * I, Split::tensor});
     }
     act.output_bytes = visits * act_ * s * b * I;
-    act.memory_traffic = visits * act_ * s * b * I * (gated ? 3.0 : 2.0);  // read gate (and up), write
+    // Fused: read the gate (and up), write. Eager SwiGLU, act(gate) * up, is two kernels: the
+    // activation (read, write) and the product (read two, write).
+    const double tensors = gated ? (eager_ ? 5.0 : 3.0) : 2.0;
+    act.memory_traffic = visits * act_ * s * b * I * tensors;
     act.traffic_split = Split::tensor;
     id = add(act, id);
 
@@ -383,6 +407,7 @@ class GraphBuilder {
   const ModelSpec& m_;
   double s_, b_, act_;
   bool flash_;
+  bool eager_;
   ComputeGraph g_;
 };
 

@@ -120,6 +120,10 @@ struct GraphShape {
   std::int64_t micro_batch = 1;
   double activation_bytes = 2.0;  ///< bytes per activation element
   bool flash_attention = true;
+  /// Memory-bound ops run as eager PyTorch runs them (one kernel per tensor op, RMSNorm in fp32 and
+  /// rotary embeddings as their decomposition) rather than as fused kernels (Megatron, Transformer
+  /// Engine); see the kernel sequences in compute_graph.cpp.
+  bool eager_elementwise = false;
 };
 
 /// Builds the graph and checks it is acyclic (an internal invariant).

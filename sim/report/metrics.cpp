@@ -232,6 +232,9 @@ std::vector<Metric> build_table() {
   add(one("scenario.async_tp_backward", U::flag, P::always,
           "the backward's column-parallel TP collectives asynchronous beside their GEMMs (training.async_tp_backward)",
           [](auto& in) { return json(S(in).training.behaviour.async_tp_backward); }));
+  add(one("scenario.fused_elementwise", U::flag, P::always,
+          "norms, activations and rotary embeddings as fused kernels; false: eager PyTorch (training.fused_elementwise)",
+          [](auto& in) { return json(S(in).training.behaviour.fused_elementwise); }));
   add(one("scenario.attention_kernel", U::text, P::always, "fused attention kernel the framework calls",
           [](auto& in) { return json(to_string(S(in).training.behaviour.attention)); }));
 
