@@ -116,6 +116,8 @@ class Controller {
       if (seconds <= 0.0) return finish(id);
       if (TaskCosts::on_host(t)) return set_timer(seconds, id);  // a fixed share of the host CPUs
       sg4::Host* gpu = platform_.gpus.at(t.rank());
+      claim_pending_holds(t.rank());
+      ++kernels_[t.rank()];
       auto exec = sg4::Exec::init()->set_flops_amount(seconds * gpu->get_speed())->set_host(gpu);
       track(exec, id);
       exec->start();
@@ -126,26 +128,42 @@ class Controller {
     else start_flows(id);
   }
 
-  /// From the moment its bytes start to move to its end, a collective holds its share of each simulated GPU it runs on: an
-  /// Exec bounded at that share of the GPU's speed, which the kernels running there share the GPU
-  /// with (max-min with bounds, SimGrid's CPU model). It has no work to finish: it is cancelled when
-  /// its task ends.
+  /// From the moment its bytes start to move to its end, a collective holds its share of each
+  /// simulated GPU it runs on: an Exec bounded at that share of the GPU's speed, which the kernels
+  /// running there share the GPU with (max-min with bounds, SimGrid's CPU model). It has no work to
+  /// finish: it is cancelled when its task ends. A hold only matters beside a kernel, so it waits
+  /// (pending) until one runs on its GPU, as in screening.
   void hold_sms(TaskId id, const Task& t) {
     const double share = costs_.sm_share(id);
     if (share <= 0.0) return;
     for (std::int64_t rank : t.ranks) {
-      auto gpu = platform_.gpus.find(rank);
-      if (gpu == platform_.gpus.end()) continue;
-      auto hold = sg4::Exec::init()
-                      ->set_flops_amount(kHoldWork * gpu->second->get_speed())
-                      ->set_bound(share * gpu->second->get_speed())
-                      ->set_host(gpu->second);
-      hold->start();
-      holds_.emplace(id, hold);
+      if (!platform_.gpus.count(rank)) continue;
+      if (kernels_[rank] > 0) add_hold(id, rank, share);
+      else pending_holds_[rank].push_back(id);
     }
   }
 
+  void add_hold(TaskId id, std::int64_t rank, double share) {
+    sg4::Host* gpu = platform_.gpus.at(rank);
+    auto hold = sg4::Exec::init()
+                    ->set_flops_amount(kHoldWork * gpu->get_speed())
+                    ->set_bound(share * gpu->get_speed())
+                    ->set_host(gpu);
+    hold->start();
+    holds_.emplace(id, hold);
+  }
+
+  /// A kernel is about to start on `rank`'s GPU: the collectives waiting there take their share now.
+  void claim_pending_holds(std::int64_t rank) {
+    auto it = pending_holds_.find(rank);
+    if (it == pending_holds_.end()) return;
+    for (TaskId id : it->second) add_hold(id, rank, costs_.sm_share(id));
+    pending_holds_.erase(it);
+  }
+
   void release_sms(TaskId id) {
+    if (costs_.sm_share(id) <= 0.0) return;
+    for (auto& [rank, waiting] : pending_holds_) waiting.erase(std::remove(waiting.begin(), waiting.end(), id), waiting.end());
     auto [first, last] = holds_.equal_range(id);
     for (auto it = first; it != last; ++it) {
       // Cancelled from maestro, an Exec keeps its share of the host until SimGrid gets round to it;
@@ -265,6 +283,7 @@ class Controller {
     r.activity->set_data(nullptr);
     completed_.push_back(std::move(r.activity));
     free_.push_back(slot);
+    if (flow < 0) --kernels_[dag_.tasks[id].rank()];  // an Exec: a kernel on its GPU
     if (flow >= 0) {
       const auto& links = *flow_links_[static_cast<std::size_t>(flow)];
       if (auto bg = background_.find(flow); bg != background_.end()) {
@@ -322,6 +341,8 @@ class Controller {
   std::vector<std::size_t> flow_route_;       ///< per started flow, its route
   std::multimap<double, TaskId> timers_;
   std::multimap<TaskId, sg4::ExecPtr> holds_;  ///< running collectives' holds on their GPUs
+  std::map<std::int64_t, std::vector<TaskId>> pending_holds_;  ///< by rank: holds no kernel has met yet
+  std::map<std::int64_t, std::uint32_t> kernels_;              ///< by rank: kernels running on its GPU
   /// A hold's work in seconds of its GPU: far beyond any simulated run, so it only ends cancelled.
   static constexpr double kHoldWork = 1e12;
   std::size_t done_ = 0;

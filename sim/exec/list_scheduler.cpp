@@ -55,10 +55,12 @@ class FluidScheduler {
     std::int64_t top = 0;
     for (const auto& [rank, group] : dag.represents) top = std::max(top, rank);
     gpu_index_.assign(static_cast<std::size_t>(top) + 1, kNone);
+    first_gpu_ = static_cast<std::uint32_t>(resources_.size());
     for (const auto& [rank, group] : dag.represents) {
       gpu_index_[static_cast<std::size_t>(rank)] = static_cast<std::uint32_t>(resources_.size());
       resources_.emplace_back().capacity = 1.0;
     }
+    kernels_.assign(resources_.size() - first_gpu_, 0);
   }
 
   TaskTimes run() {
@@ -115,6 +117,7 @@ class FluidScheduler {
     bool background = false;
     bool done = false;
     bool fixed = false;
+    bool kernel = false;  ///< a compute kernel on its GPU (the one resource it uses)
   };
   struct Resource {
     double capacity = 0.0;
@@ -152,8 +155,11 @@ class FluidScheduler {
       if (TaskCosts::on_host(t)) return add_timer(now_ + seconds, id);  // a fixed share of the host CPUs
       const std::uint32_t gpu = gpu_index_.at(static_cast<std::size_t>(t.rank()));
       if (gpu == kNone) throw std::logic_error("compute task on a rank the DAG does not simulate");
+      claim_pending_holds(gpu);
+      ++kernels_[gpu - first_gpu_];
       uses_.push_back({gpu, 1});
       add_activity(id, seconds, false, 1);
+      activities_.back().kernel = true;
       return;
     }
     const double latency = costs_.latency_seconds(id);
@@ -161,8 +167,10 @@ class FluidScheduler {
     else start_flows(id);
   }
 
-  /// From the moment its bytes start to move to its end, a collective holds its share of each simulated GPU it runs on: a
-  /// bounded activity that kernels on the GPU share it with (as the DES's bounded Exec does).
+  /// From the moment its bytes start to move to its end, a collective holds its share of each
+  /// simulated GPU it runs on: a bounded activity that kernels on the GPU share it with (as the DES's
+  /// bounded Exec does). A hold only matters beside a kernel, so it waits (pending) until one runs
+  /// on its GPU: the same rates, without an activity for every collective that blocks the compute.
   void hold_sms(TaskId id, const Task& t) {
     const double share = costs_.sm_share(id);
     if (share <= 0.0) return;
@@ -170,24 +178,40 @@ class FluidScheduler {
       const auto r = static_cast<std::size_t>(rank);
       const std::uint32_t gpu = r < gpu_index_.size() ? gpu_index_[r] : kNone;
       if (gpu == kNone) continue;
-      uses_.push_back({gpu, 1});
-      Activity a;
-      a.remaining = kInf;
-      a.bound = share;
-      a.since = now_;
-      a.task = id;
-      a.first_use = static_cast<std::uint32_t>(uses_.size() - 1);
-      a.uses = 1;
-      const auto index = static_cast<std::uint32_t>(activities_.size());
-      activities_.push_back(a);
-      resources_[gpu].active.push_back(index);
-      mark(gpu);
-      holds_.push_back({id, index});
+      if (kernels_on(gpu) > 0) add_hold(id, gpu, share);
+      else pending_holds_[gpu].push_back(id);
     }
+  }
+
+  std::uint32_t kernels_on(std::uint32_t gpu) const { return kernels_[gpu - first_gpu_]; }
+
+  void add_hold(TaskId id, std::uint32_t gpu, double share) {
+    uses_.push_back({gpu, 1});
+    Activity a;
+    a.remaining = kInf;
+    a.bound = share;
+    a.since = now_;
+    a.task = id;
+    a.first_use = static_cast<std::uint32_t>(uses_.size() - 1);
+    a.uses = 1;
+    const auto index = static_cast<std::uint32_t>(activities_.size());
+    activities_.push_back(a);
+    resources_[gpu].active.push_back(index);
+    mark(gpu);
+    holds_.push_back({id, index});
+  }
+
+  /// A kernel is about to start on `gpu`: the collectives waiting there take their share now.
+  void claim_pending_holds(std::uint32_t gpu) {
+    auto it = pending_holds_.find(gpu);
+    if (it == pending_holds_.end()) return;
+    for (TaskId id : it->second) add_hold(id, gpu, costs_.sm_share(id));
+    pending_holds_.erase(it);
   }
 
   void release_sms(TaskId id) {
     if (costs_.sm_share(id) <= 0.0) return;
+    for (auto& [gpu, waiting] : pending_holds_) waiting.erase(std::remove(waiting.begin(), waiting.end(), id), waiting.end());
     for (std::size_t i = 0; i < holds_.size();) {
       if (holds_[i].first != id) {
         ++i;
@@ -262,6 +286,7 @@ class FluidScheduler {
   void complete(std::uint32_t index) {
     Activity& a = activities_[index];
     a.done = true;
+    if (a.kernel) --kernels_[uses_[a.first_use].resource - first_gpu_];
     a.remaining = 0.0;
     for (std::uint32_t u = a.first_use; u < a.first_use + a.uses; ++u) {
       Resource& r = resources_[uses_[u].resource];
@@ -422,6 +447,9 @@ class FluidScheduler {
   std::vector<Use> uses_;
   std::vector<std::uint32_t> dirty_, component_resources_, component_activities_, bounded_;
   std::vector<std::pair<TaskId, std::uint32_t>> holds_;  ///< running collectives' holds: task, activity
+  std::unordered_map<std::uint32_t, std::vector<TaskId>> pending_holds_;  ///< by GPU: holds no kernel has met yet
+  std::uint32_t first_gpu_ = 0;          ///< resources from here on are the simulated GPUs
+  std::vector<std::uint32_t> kernels_;   ///< by GPU: compute kernels running on it
   std::uint32_t epoch_ = 0;
   std::priority_queue<Event, std::vector<Event>, std::greater<>> completions_;
   std::priority_queue<Timer, std::vector<Timer>, std::greater<>> timers_;
