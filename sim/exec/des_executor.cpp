@@ -53,6 +53,9 @@ class Controller {
     times_.finish.assign(n, 0.0);
     for (TaskId id = 0; id < n; ++id)
       if (pending_[id] == 0) ready_.push_back(id);
+    const std::size_t ranks = dag.represents.empty() ? 0 : static_cast<std::size_t>(dag.represents.rbegin()->first) + 1;
+    kernels_.assign(ranks, 0);
+    pending_holds_.resize(ranks);
   }
 
   /// Runs the engine until no activity or timer is left; throws if some task never ran.
@@ -117,7 +120,7 @@ class Controller {
       if (TaskCosts::on_host(t)) return set_timer(seconds, id);  // a fixed share of the host CPUs
       sg4::Host* gpu = platform_.gpus.at(t.rank());
       claim_pending_holds(t.rank());
-      ++kernels_[t.rank()];
+      ++kernels_[static_cast<std::size_t>(t.rank())];
       auto exec = sg4::Exec::init()->set_flops_amount(seconds * gpu->get_speed())->set_host(gpu);
       track(exec, id);
       exec->start();
@@ -137,9 +140,10 @@ class Controller {
     const double share = costs_.sm_share(id);
     if (share <= 0.0) return;
     for (std::int64_t rank : t.ranks) {
-      if (!platform_.gpus.count(rank)) continue;
-      if (kernels_[rank] > 0) add_hold(id, rank, share);
-      else pending_holds_[rank].push_back(id);
+      const auto r = static_cast<std::size_t>(rank);
+      if (r >= kernels_.size() || !platform_.gpus.count(rank)) continue;
+      if (kernels_[r] > 0) add_hold(id, rank, share);
+      else pending_holds_[r].push_back(id);
     }
   }
 
@@ -155,15 +159,19 @@ class Controller {
 
   /// A kernel is about to start on `rank`'s GPU: the collectives waiting there take their share now.
   void claim_pending_holds(std::int64_t rank) {
-    auto it = pending_holds_.find(rank);
-    if (it == pending_holds_.end()) return;
-    for (TaskId id : it->second) add_hold(id, rank, costs_.sm_share(id));
-    pending_holds_.erase(it);
+    auto& waiting = pending_holds_[static_cast<std::size_t>(rank)];
+    for (TaskId id : waiting) add_hold(id, rank, costs_.sm_share(id));
+    waiting.clear();
   }
 
   void release_sms(TaskId id) {
     if (costs_.sm_share(id) <= 0.0) return;
-    for (auto& [rank, waiting] : pending_holds_) waiting.erase(std::remove(waiting.begin(), waiting.end(), id), waiting.end());
+    for (std::int64_t rank : dag_.tasks[id].ranks) {
+      const auto r = static_cast<std::size_t>(rank);
+      if (r >= pending_holds_.size()) continue;
+      auto& waiting = pending_holds_[r];
+      waiting.erase(std::remove(waiting.begin(), waiting.end(), id), waiting.end());
+    }
     auto [first, last] = holds_.equal_range(id);
     for (auto it = first; it != last; ++it) {
       // Cancelled from maestro, an Exec keeps its share of the host until SimGrid gets round to it;
@@ -283,7 +291,7 @@ class Controller {
     r.activity->set_data(nullptr);
     completed_.push_back(std::move(r.activity));
     free_.push_back(slot);
-    if (flow < 0) --kernels_[dag_.tasks[id].rank()];  // an Exec: a kernel on its GPU
+    if (flow < 0) --kernels_[static_cast<std::size_t>(dag_.tasks[id].rank())];  // an Exec: a kernel on its GPU
     if (flow >= 0) {
       const auto& links = *flow_links_[static_cast<std::size_t>(flow)];
       if (auto bg = background_.find(flow); bg != background_.end()) {
@@ -341,8 +349,8 @@ class Controller {
   std::vector<std::size_t> flow_route_;       ///< per started flow, its route
   std::multimap<double, TaskId> timers_;
   std::multimap<TaskId, sg4::ExecPtr> holds_;  ///< running collectives' holds on their GPUs
-  std::map<std::int64_t, std::vector<TaskId>> pending_holds_;  ///< by rank: holds no kernel has met yet
-  std::map<std::int64_t, std::uint32_t> kernels_;              ///< by rank: kernels running on its GPU
+  std::vector<std::vector<TaskId>> pending_holds_;  ///< by rank: holds no kernel has met yet
+  std::vector<std::uint32_t> kernels_;             ///< by rank: kernels running on its GPU
   /// A hold's work in seconds of its GPU: far beyond any simulated run, so it only ends cancelled.
   static constexpr double kHoldWork = 1e12;
   std::size_t done_ = 0;

@@ -61,6 +61,7 @@ class FluidScheduler {
       resources_.emplace_back().capacity = 1.0;
     }
     kernels_.assign(resources_.size() - first_gpu_, 0);
+    pending_holds_.resize(kernels_.size());
   }
 
   TaskTimes run() {
@@ -179,7 +180,7 @@ class FluidScheduler {
       const std::uint32_t gpu = r < gpu_index_.size() ? gpu_index_[r] : kNone;
       if (gpu == kNone) continue;
       if (kernels_on(gpu) > 0) add_hold(id, gpu, share);
-      else pending_holds_[gpu].push_back(id);
+      else pending_holds_[gpu - first_gpu_].push_back(id);
     }
   }
 
@@ -203,15 +204,20 @@ class FluidScheduler {
 
   /// A kernel is about to start on `gpu`: the collectives waiting there take their share now.
   void claim_pending_holds(std::uint32_t gpu) {
-    auto it = pending_holds_.find(gpu);
-    if (it == pending_holds_.end()) return;
-    for (TaskId id : it->second) add_hold(id, gpu, costs_.sm_share(id));
-    pending_holds_.erase(it);
+    auto& waiting = pending_holds_[gpu - first_gpu_];
+    for (TaskId id : waiting) add_hold(id, gpu, costs_.sm_share(id));
+    waiting.clear();
   }
 
   void release_sms(TaskId id) {
     if (costs_.sm_share(id) <= 0.0) return;
-    for (auto& [gpu, waiting] : pending_holds_) waiting.erase(std::remove(waiting.begin(), waiting.end(), id), waiting.end());
+    for (std::int64_t rank : dag_.tasks[id].ranks) {
+      const auto r = static_cast<std::size_t>(rank);
+      const std::uint32_t gpu = r < gpu_index_.size() ? gpu_index_[r] : kNone;
+      if (gpu == kNone) continue;
+      auto& waiting = pending_holds_[gpu - first_gpu_];
+      waiting.erase(std::remove(waiting.begin(), waiting.end(), id), waiting.end());
+    }
     for (std::size_t i = 0; i < holds_.size();) {
       if (holds_[i].first != id) {
         ++i;
@@ -447,7 +453,7 @@ class FluidScheduler {
   std::vector<Use> uses_;
   std::vector<std::uint32_t> dirty_, component_resources_, component_activities_, bounded_;
   std::vector<std::pair<TaskId, std::uint32_t>> holds_;  ///< running collectives' holds: task, activity
-  std::unordered_map<std::uint32_t, std::vector<TaskId>> pending_holds_;  ///< by GPU: holds no kernel has met yet
+  std::vector<std::vector<TaskId>> pending_holds_;  ///< by GPU: holds no kernel has met yet
   std::uint32_t first_gpu_ = 0;          ///< resources from here on are the simulated GPUs
   std::vector<std::uint32_t> kernels_;   ///< by GPU: compute kernels running on it
   std::uint32_t epoch_ = 0;
