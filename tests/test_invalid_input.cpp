@@ -67,6 +67,9 @@ TEST_CASE("Invalid scenarios give one pinned line per error", "[input]") {
        "memory.offload.optimizer=cpu", "hardware.host.cpu_adam_params_per_s=0"},
        "--set memory.offload.optimizer=cpu: /memory/offload/optimizer: optimizer offload runs the step on the "
        "CPU: hardware dgx-a100-80g needs host.cpu_adam_params_per_s > 0"},
+      {"one Triton attention pass without the other", base(), {"hardware.kernels.triton_backward=0"},
+       "--set hardware.kernels.triton_backward=0: /hardware/kernels/triton_backward: must be set with "
+       "triton_forward (got 0, expected a fraction of peak in (0, 1], or 0 for both)"},
       {"unknown unit", base(), {"hardware.gpu.hbm=80 GiBs"},
        "--set hardware.gpu.hbm=80 GiBs: /hardware/gpu/hbm: invalid quantity: unknown unit 'GiBs' "
        "(got \"80 GiBs\", expected a size like \"80 GiB\" greater than 0)"},

@@ -376,6 +376,11 @@ HardwareSpec parse_hardware(const json& doc, const std::string& pointer, Diagnos
     ks.vendor_backward = k.number("vendor_backward");
     ks.triton_forward = k.number("triton_forward");
     ks.triton_backward = k.number("triton_backward");
+    // One pass measured and not the other would silently fall back to FlashAttention-2 for both.
+    if ((ks.triton_forward > 0.0) != (ks.triton_backward > 0.0))
+      k.error(ks.triton_forward > 0.0 ? "triton_backward" : "triton_forward",
+              fmt::format("must be set with {} (got 0, expected a fraction of peak in (0, 1], or 0 for both)",
+                          ks.triton_forward > 0.0 ? "triton_forward" : "triton_backward"));
     ks.sustained_clock = k.number("sustained_clock");
     ks.validated = k.boolean("validated");
     ks.max_published_mfu = k.number("max_published_mfu");
