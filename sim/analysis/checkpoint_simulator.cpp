@@ -54,7 +54,7 @@ double CheckpointSimulator::plain_iteration() const {
 
 CheckpointRun CheckpointSimulator::run(double T, bool persist, std::int64_t interval_iterations) const {
   const int reach = static_cast<int>(std::min<std::int64_t>(interval_iterations, kMaxWindow));
-  const int cap = std::max(1, std::min(reach, options_.checkpoint_window));
+  const int cap = std::max(1, std::min(reach, options_.window()));
   int after = 1;
   for (int attempt = 0;; ++attempt) {
     const Window& w = window(after, persist);

@@ -58,7 +58,7 @@ class CheckpointSimulator {
   /// interference with training counts in the stall (both executors share bandwidth, so both need
   /// the window).
   ///
-  /// At most `options.checkpoint_window` iterations are simulated. When the background hops outlast
+  /// At most `options.window()` iterations are simulated. When the background hops outlast
   /// them, one more iteration gives their steady state: how much each further iteration with the
   /// hops behind it slows training, and how much later it makes each hop end. That pace continues
   /// until the hops end or the next checkpoint is due (tests/test_checkpoint.cpp compares it with

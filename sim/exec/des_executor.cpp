@@ -18,7 +18,6 @@
 #include <simgrid/s4u/Engine.hpp>
 #include <simgrid/s4u/Exec.hpp>
 
-#include "sim/exec/des_memo.hpp"
 #include "sim/exec/executor.hpp"
 #include "sim/platform/simgrid_platform.hpp"
 
@@ -418,15 +417,7 @@ TaskTimes simulate_in_child(const TaskDag& dag, const TaskCosts& costs, const Pl
 }  // namespace
 
 TaskTimes run_des(const TaskDag& dag, const TaskCosts& costs, const PlatformLayout& layout) {
-  // Per process: each sweep worker keeps its own (issue 16: a family of the GPT-3 grid repeated
-  // the training run of every other family of its strategy).
-  DesMemo* memo = process_des_memo();
-  if (!memo || dag.tasks.size() > DesMemo::kMaxTasks) return simulate_in_child(dag, costs, layout);
-  std::string key = des_key(dag, costs, layout);
-  if (const TaskTimes* known = memo->find(key)) return *known;
-  TaskTimes times = simulate_in_child(dag, costs, layout);
-  memo->remember(std::move(key), times);
-  return times;
+  return simulate_in_child(dag, costs, layout);
 }
 
 namespace {

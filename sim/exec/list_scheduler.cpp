@@ -5,7 +5,6 @@
 #include <limits>
 #include <queue>
 #include <stdexcept>
-#include <unordered_map>
 #include <vector>
 
 #include "sim/exec/executor.hpp"
@@ -48,8 +47,10 @@ class FluidScheduler {
 
     // Resources: every link a flow uses (bytes/s) and every simulated GPU (seconds of kernel work
     // per second).
+    if (!costs.used_links().empty())
+      link_index_.assign(static_cast<std::size_t>(costs.used_links().rbegin()->first) + 1, kNone);
     for (const auto& [link, bandwidth] : costs.used_links()) {
-      link_index_.emplace(link, static_cast<std::uint32_t>(resources_.size()));
+      link_index_[static_cast<std::size_t>(link)] = static_cast<std::uint32_t>(resources_.size());
       resources_.emplace_back().capacity = bandwidth;
     }
     std::int64_t top = 0;
@@ -241,7 +242,7 @@ class FluidScheduler {
       if (f.bytes <= 0.0) continue;
       const auto first = uses_.size();
       for (LinkId l : f.links) {
-        const std::uint32_t r = link_index_.at(l);
+        const std::uint32_t r = link_index_[static_cast<std::size_t>(l)];  // every routed link is a used one
         auto it = std::find_if(uses_.begin() + static_cast<std::ptrdiff_t>(first), uses_.end(),
                                [r](const Use& u) { return u.resource == r; });
         if (it != uses_.end()) ++it->weight;
@@ -446,7 +447,7 @@ class FluidScheduler {
   std::vector<std::uint32_t> pending_, outstanding_;
   std::vector<std::uint32_t> succ_offset_, succ_;
   std::deque<TaskId> ready_;
-  std::unordered_map<LinkId, std::uint32_t> link_index_;
+  std::vector<std::uint32_t> link_index_;  ///< by link id: its resource (kNone: no flow uses it)
   std::vector<std::uint32_t> gpu_index_;
   std::vector<Resource> resources_;
   std::vector<Activity> activities_;

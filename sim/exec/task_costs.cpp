@@ -33,10 +33,13 @@ TaskCosts::TaskCosts(const HardwareSpec& hw, Precision precision, const Platform
   // The ranks one simulated rank stands for that share a link move the same bytes at the same time:
   // a link carries k flows, for the folded group with the most GPUs on it.
   struct LinkUse {
+    LinkId link = 0;
     std::int64_t multiplicity = 1;
     LinkSpec spec;
   };
-  std::map<LinkId, LinkUse> used;
+  // Each used link once, found by its id in a flat index (every flow looks up each of its links).
+  std::vector<LinkUse> used;
+  std::vector<std::int32_t> use_of(static_cast<std::size_t>(layout.link_count()), -1);
   for (TaskId id = 0; id < dag.tasks.size(); ++id) {
     const Task& t = dag.tasks[id];
     double slowest_latency = 0.0;  // per step and per call, of the slowest route
@@ -46,18 +49,22 @@ TaskCosts::TaskCosts(const HardwareSpec& hw, Precision precision, const Platform
                     f.background};
       double step = 0.0, call = 0.0;
       for (LinkId l : rf.links) {
-        auto [it, fresh] = used.try_emplace(l);
-        if (fresh) {
-          it->second.spec = layout.link(l);
+        std::int32_t& slot = use_of.at(static_cast<std::size_t>(l));
+        if (slot < 0) {
+          slot = static_cast<std::int32_t>(used.size());
+          LinkUse& use = used.emplace_back();
+          use.link = l;
+          use.spec = layout.link(l);
           if (dag.fold_group > 1) {
             std::map<std::int64_t, std::int64_t> per_group;
             for (std::int64_t g : layout.attached_gpus(l))
               if (representative.count(g / dag.fold_group))
-                it->second.multiplicity = std::max(it->second.multiplicity, ++per_group[g / dag.fold_group]);
+                use.multiplicity = std::max(use.multiplicity, ++per_group[g / dag.fold_group]);
           }
         }
-        step += it->second.spec.latency;
-        call += it->second.spec.call_latency;
+        const LinkUse& use = used[static_cast<std::size_t>(slot)];
+        step += use.spec.latency;
+        call += use.spec.call_latency;
       }
       slowest_latency = std::max(slowest_latency, t.latency_steps * step + t.collective_calls * call);
       routed_[id].push_back(std::move(rf));
@@ -70,9 +77,9 @@ TaskCosts::TaskCosts(const HardwareSpec& hw, Precision precision, const Platform
       sm_share_[id] = std::min(held, sms - 1.0) / sms;
     }
   }
-  for (const auto& [l, use] : used) {
+  for (const LinkUse& use : used) {
     if (!(use.spec.bandwidth > 0)) throw std::logic_error("flow over a link with no bandwidth: " + use.spec.name);
-    bandwidth_[l] = use.spec.bandwidth / static_cast<double>(use.multiplicity);
+    bandwidth_[use.link] = use.spec.bandwidth / static_cast<double>(use.multiplicity);
   }
 }
 

@@ -19,7 +19,7 @@
 #include "sim/core/diagnostics.hpp"
 #include "sim/core/output_file.hpp"
 #include "sim/dag/training_dag.hpp"
-#include "sim/exec/des_memo.hpp"
+#include "sim/exec/simulation_memo.hpp"
 #include "sim/report/report.hpp"
 
 namespace strata {
@@ -37,7 +37,7 @@ std::string joined(const InputError& e) {
 }  // namespace
 
 json sweep_settings(const SimulationOptions& options) {
-  return {{"executor", to_string(options.executor)}, {"checkpoint_window", options.checkpoint_window},
+  return {{"executor", to_string(options.executor)}, {"checkpoint_window", options.window()},
           {"fold", options.fold}};
 }
 
@@ -113,14 +113,14 @@ std::vector<std::vector<const SweepPoint*>> sweep_families(const std::vector<con
 
 /// A family's expected cost in simulated tasks: its training run, plus the checkpoint windows its
 /// run simulates (analysis/checkpoint_simulator): iterations up to the checkpoint, the one with
-/// it, then one more for a blocking strategy, or up to `checkpoint_window` and one more window
+/// it, then one more for a blocking strategy, or up to the checkpoint window and one more
 /// for the steady pace when hops run in the background.
 double expected_cost(const Scenario& sc, const SimulationOptions& options) {
   const DagSizeEstimate size = estimate_dag_size(sc, options.fold);
   if (!sc.checkpoint.enabled) return size.tasks;
   const double iterations = static_cast<double>(std::max<std::int64_t>(sc.training.iterations, 3));
   const double before = iterations - 1.0;
-  const double window = static_cast<double>(options.checkpoint_window);
+  const double window = static_cast<double>(options.window());
   const double windows = behaviour(sc.checkpoint.strategy).blocks_until_durable
                              ? before + 2.0
                              : (before + 1.0 + window) + (before + 2.0 + window);
@@ -219,7 +219,7 @@ std::int64_t run_sweep(const SweepSpec& spec, SweepResults& results, const Docum
       if (::getppid() != parent) ::_exit(1);
       // Families often share simulations (one strategy's training run at every object-store
       // bandwidth): the worker simulates each once.
-      enable_process_des_memo();
+      enable_process_simulation_memos();
       int status = 0;
       try {
         for (auto i = static_cast<std::size_t>(next->fetch_add(1)); i < families.size();

@@ -46,6 +46,8 @@ class PlatformLayout {
   std::vector<std::int64_t> attached_gpus(LinkId id) const;
 
   std::int64_t gpus() const { return gpus_; }
+  /// Every link id is below this (the object store's two paths come last).
+  LinkId link_count() const { return object_store_read() + 1; }
   std::int64_t node_of(std::int64_t rank) const { return rank / per_node_gpus_; }
 
  private:

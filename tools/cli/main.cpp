@@ -17,7 +17,7 @@ namespace {
 
 constexpr const char* kCheckpointWindowHelp =
     "iterations simulated after a checkpoint before the background hops' steady pace is extrapolated "
-    "(64: simulate every iteration up to the next checkpoint)";
+    "(64: simulate every iteration up to the next checkpoint; default 4 for the DES, 1 for screening)";
 
 constexpr const char* kMaxTasksHelp =
     "refuse a simulation whose task DAG is estimated above this many tasks (about 550 bytes each; default 1e7)";

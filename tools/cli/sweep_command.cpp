@@ -153,7 +153,11 @@ int print_slurm_script(const SweepSpec& spec, const nlohmann::json& doc, const s
   s.cpus = o.jobs > 0 ? o.jobs : 1;
   s.partition = o.partition;
   s.time = o.time;
-  s.sweep_options = {"--executor", o.executor, "--checkpoint-window", std::to_string(o.checkpoint_window)};
+  s.sweep_options = {"--executor", o.executor};
+  if (o.checkpoint_window > 0) {  // unset: each executor's own window
+    s.sweep_options.push_back("--checkpoint-window");
+    s.sweep_options.push_back(std::to_string(o.checkpoint_window));
+  }
   if (o.max_tasks != SimulationOptions::kDefaultMaxTasks) {
     s.sweep_options.push_back("--max-tasks");
     s.sweep_options.push_back(fmt::format("{}", o.max_tasks));

@@ -1,4 +1,4 @@
-#include "sim/exec/des_memo.hpp"
+#include "sim/exec/simulation_memo.hpp"
 
 #include <cstring>
 #include <type_traits>
@@ -35,7 +35,7 @@ std::size_t size_of(const TaskTimes& t) { return (t.start.size() + t.finish.size
 
 }  // namespace
 
-std::string des_key(const TaskDag& dag, const TaskCosts& costs, const PlatformLayout& layout) {
+std::string simulation_key(const TaskDag& dag, const TaskCosts& costs, const PlatformLayout& layout) {
   KeyWriter w;
   w.put(dag.tasks.size());
   for (TaskId id = 0; id < dag.tasks.size(); ++id) {
@@ -74,14 +74,15 @@ bool memo_enabled = false;
 
 }  // namespace
 
-DesMemo* process_des_memo() {
-  static DesMemo memo;
-  return memo_enabled ? &memo : nullptr;
+SimulationMemo* process_simulation_memo(ExecutorKind kind) {
+  static SimulationMemo des, list;
+  if (!memo_enabled) return nullptr;
+  return kind == ExecutorKind::des ? &des : &list;
 }
 
-void enable_process_des_memo() { memo_enabled = true; }
+void enable_process_simulation_memos() { memo_enabled = true; }
 
-const TaskTimes* DesMemo::find(const std::string& key) {
+const TaskTimes* SimulationMemo::find(const std::string& key) {
   for (auto it = entries_.begin(); it != entries_.end(); ++it)
     if (it->first.size() == key.size() && it->first == key) {
       ++hits_;
@@ -93,7 +94,7 @@ const TaskTimes* DesMemo::find(const std::string& key) {
   return nullptr;
 }
 
-void DesMemo::remember(std::string key, const TaskTimes& times) {
+void SimulationMemo::remember(std::string key, const TaskTimes& times) {
   const std::size_t bytes = key.size() + size_of(times);
   if (bytes > kMaxBytes / 4) return;  // one huge DAG would push the others out
   while (!entries_.empty() && (entries_.size() >= kMaxEntries || bytes_ + bytes > kMaxBytes)) {

@@ -1,10 +1,10 @@
-// The DES memo (sim/exec/des_memo): a key holds everything the simulation reads, so a changed
+// The simulation memo (sim/exec/simulation_memo): a key holds everything the simulation reads, so a changed
 // bandwidth is another key, and equal keys return the times a simulation gave.
 
 #include <catch2/catch.hpp>
 
 #include "sim/dag/collectives.hpp"
-#include "sim/exec/des_memo.hpp"
+#include "sim/exec/simulation_memo.hpp"
 #include "sim/exec/executor.hpp"
 #include "support.hpp"
 
@@ -24,7 +24,7 @@ TaskDag all_reduce(const std::vector<std::int64_t>& group, double bytes, const R
 
 }  // namespace
 
-TEST_CASE("A DES key changes with any input of the simulation, and the memo returns the simulated times",
+TEST_CASE("A simulation key changes with any input of the simulation, and the memo returns the simulated times",
           "[unit][simulation]") {
   HardwareSpec hw = test::load("default").hardware;
   hw.gpus_per_node = 1;
@@ -32,31 +32,31 @@ TEST_CASE("A DES key changes with any input of the simulation, and the memo retu
   const TaskDag dag = all_reduce({0, 1, 2, 3}, 64e6, ranks);
   const PlatformLayout layout(hw, 4);
   const TaskCosts costs(hw, Precision::bf16, layout, dag);
-  const std::string key = des_key(dag, costs, layout);
-  CHECK(key == des_key(dag, costs, layout));
+  const std::string key = simulation_key(dag, costs, layout);
+  CHECK(key == simulation_key(dag, costs, layout));
 
   HardwareSpec slower = hw;
   slower.nic.bandwidth = BytesPerSecond(slower.nic.bandwidth.value / 2);
   const PlatformLayout slower_layout(slower, 4);
   const TaskCosts slower_costs(slower, Precision::bf16, slower_layout, dag);
-  CHECK(key != des_key(dag, slower_costs, slower_layout));
+  CHECK(key != simulation_key(dag, slower_costs, slower_layout));
   const TaskDag smaller = all_reduce({0, 1, 2, 3}, 32e6, ranks);
-  CHECK(key != des_key(smaller, TaskCosts(hw, Precision::bf16, layout, smaller), layout));
+  CHECK(key != simulation_key(smaller, TaskCosts(hw, Precision::bf16, layout, smaller), layout));
 
-  // Simulated twice (the second from the memo): the same times, and the slower NIC is slower.
+  // Simulated twice: the same times (what makes a memo sound), and the slower NIC is slower.
   const TaskTimes first = run_des(dag, costs, layout), again = run_des(dag, costs, layout);
   CHECK(first.start == again.start);
   CHECK(first.finish == again.finish);
   CHECK(run_des(dag, slower_costs, slower_layout).makespan() > first.makespan());
 
-  DesMemo memo;
+  SimulationMemo memo;
   CHECK(memo.find(key) == nullptr);
   memo.remember(key, first);
   REQUIRE(memo.find(key) != nullptr);
   CHECK(memo.find(key)->finish == first.finish);
   CHECK(memo.hits() == 2);
   // Bounded: the oldest goes first.
-  for (std::size_t i = 0; i < DesMemo::kMaxEntries; ++i) memo.remember(key + std::to_string(i), first);
+  for (std::size_t i = 0; i < SimulationMemo::kMaxEntries; ++i) memo.remember(key + std::to_string(i), first);
   CHECK(memo.find(key) == nullptr);
   CHECK(memo.find(key + "0") != nullptr);
 }

@@ -1,9 +1,10 @@
 #pragma once
 
-/// Remembers DES results within a process, keyed by everything the simulation reads, so a sweep
-/// worker does not simulate the same DAG on the same platform twice. On the shipped GPT-3 grid the
-/// families of one checkpoint strategy differ only in the object store's bandwidth, which their
-/// training run (no checkpoint in it) never touches: one training simulation serves them all.
+/// Remembers an executor's results within a process, keyed by everything the simulation reads, so a
+/// sweep worker does not simulate the same DAG on the same platform twice (with either executor: each
+/// has its own memo, as their times differ). On the shipped GPT-3 grid the families of one
+/// checkpoint strategy differ only in the object store's bandwidth, which their training run (no
+/// checkpoint in it) never touches: one training simulation serves them all.
 
 #include <cstddef>
 #include <deque>
@@ -12,23 +13,25 @@
 #include <utility>
 
 #include "sim/dag/task_dag.hpp"
+#include "sim/exec/executor.hpp"
 #include "sim/exec/task_costs.hpp"
 #include "sim/platform/platform_layout.hpp"
 
 namespace strata {
 
-/// The inputs of one DES run as bytes: per task its dependencies, ranks, stream, compute time,
-/// host flag, latency, share of the SMs and routed flows (bytes, links, background); the simulated ranks; each used
-/// link's bandwidth and name; the GPU rate. Exactly what run_des's simulation reads (the SimGrid
-/// settings are fixed), so equal keys give equal task times: the simulation is deterministic.
-std::string des_key(const TaskDag& dag, const TaskCosts& costs, const PlatformLayout& layout);
+/// The inputs of one simulation as bytes: per task its dependencies, ranks, stream, compute time,
+/// host flag, latency, share of the SMs and routed flows (bytes, links, background); the simulated
+/// ranks; each used link's bandwidth and name; the GPU rate. Everything run_des reads (the SimGrid
+/// settings are fixed) and a superset of what run_list_schedule reads, so equal keys give equal task
+/// times: both executors are deterministic.
+std::string simulation_key(const TaskDag& dag, const TaskCosts& costs, const PlatformLayout& layout);
 
 /// The last few results, compared by their whole key (no hash: a collision cannot return another
 /// DAG's times). Bounded, least recently used out first, so a worker's memory (and the cost of
 /// forking it for the next simulation) stays moderate. The bound holds about four families of the
 /// GPT-3 grid (a training run's key is about 7 MB, a checkpoint window's up to 25 MB), enough for a
 /// worker to keep each strategy's training run while the families of one bandwidth go by.
-class DesMemo {
+class SimulationMemo {
  public:
   static constexpr std::size_t kMaxEntries = 24;
   /// Larger DAGs are neither keyed nor kept: their key (about 100 bytes a task) would cost more
@@ -47,9 +50,9 @@ class DesMemo {
   std::size_t hits_ = 0;
 };
 
-/// This process's memo, which run_des consults, or nullptr (the default): a single `strata run`
-/// would only pay for the keys. Sweep workers turn it on (plan/sweep_runner).
-DesMemo* process_des_memo();
-void enable_process_des_memo();
+/// This process's memo of `kind`'s results, which execute() consults, or nullptr (the default): a
+/// single `strata run` would only pay for the keys. Sweep workers turn them on (plan/sweep_runner).
+SimulationMemo* process_simulation_memo(ExecutorKind kind);
+void enable_process_simulation_memos();
 
 }  // namespace strata
