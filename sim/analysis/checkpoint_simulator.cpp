@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "sim/analysis/dag_cache.hpp"
 #include "sim/dag/training_dag.hpp"
 #include "sim/exec/executor.hpp"
 #include "sim/exec/task_costs.hpp"
@@ -33,8 +34,10 @@ TaskTimes CheckpointSimulator::simulate(const TaskDag& dag) const {
 double CheckpointSimulator::baseline() const {
   if (dag_iterations(sc_, {options_.fold}) >= 2) return r_.simulation->throughput.iteration_time;
   if (!baseline_) {
-    const TaskDag plain = build_training_dag(sc_, graph_, r_.partition, r_.memory, {options_.fold, -1, 2});
-    const auto [s0, e0] = last_iteration_window(plain, simulate(plain));
+    const DagOptions two{options_.fold, -1, 2};
+    const auto plain = shared_dag(options_, "baseline", two,
+                                  [&] { return build_training_dag(sc_, graph_, r_.partition, r_.memory, two); });
+    const auto [s0, e0] = last_iteration_window(*plain, simulate(*plain));
     baseline_ = e0 - s0;
   }
   return *baseline_;
@@ -45,8 +48,10 @@ double CheckpointSimulator::plain_iteration() const {
     Scenario plain = sc_;
     plain.checkpoint.enabled = false;
     const MemoryEstimate plain_memory = estimate_memory(plain, graph_, r_.partition);
-    const TaskDag dag = build_training_dag(plain, graph_, r_.partition, plain_memory, {options_.fold, -1, 2});
-    const auto [s0, e0] = last_iteration_window(dag, simulate(dag));
+    const DagOptions two{options_.fold, -1, 2};
+    const auto dag = shared_dag(options_, "without checkpoint", two,
+                                [&] { return build_training_dag(plain, graph_, r_.partition, plain_memory, two); });
+    const auto [s0, e0] = last_iteration_window(*dag, simulate(*dag));
     plain_iteration_ = e0 - s0;
   }
   return *plain_iteration_;
@@ -79,7 +84,8 @@ const CheckpointSimulator::Window& CheckpointSimulator::window(int after, bool p
   w.checkpoint_after = std::max(2, dag_iterations(sc_, {options_.fold})) - 2;
   DagOptions opt{options_.fold, w.checkpoint_after, w.checkpoint_after + 1 + after};
   opt.persist = persist;
-  auto dag = std::make_shared<const TaskDag>(build_training_dag(sc_, graph_, r_.partition, r_.memory, opt));
+  auto dag = shared_dag(options_, "window", opt,
+                        [&] { return build_training_dag(sc_, graph_, r_.partition, r_.memory, opt); });
   auto times = std::make_shared<const TaskTimes>(simulate(*dag));
   w.ends = iteration_ends(*dag, *times);
   w.first = std::numeric_limits<double>::infinity();

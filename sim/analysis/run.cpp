@@ -12,6 +12,7 @@
 #include "sim/analysis/pipeline_balance.hpp"
 #include "sim/analysis/run_level.hpp"
 #include "sim/analysis/confidence.hpp"
+#include "sim/analysis/dag_cache.hpp"
 #include "sim/analysis/verdict.hpp"
 #include "sim/dag/training_dag.hpp"
 #include "sim/exec/executor.hpp"
@@ -131,7 +132,10 @@ std::vector<RunResult> run_scenarios(const std::vector<Scenario>& family, const 
   const ComputeGraph graph = scenario_graph(sc);
   RunResult r = static_result(sc, graph);
 
-  auto dag = std::make_shared<TaskDag>(build_training_dag(sc, graph, r.partition, r.memory, {options.fold}));
+  const DagOptions training_options{options.fold};
+  const std::shared_ptr<const TaskDag> dag = shared_dag(options, "training", training_options, [&] {
+    return build_training_dag(sc, graph, r.partition, r.memory, training_options);
+  });
   auto layout_ptr = std::make_shared<const PlatformLayout>(sc.hardware, sc.gpus);
   auto costs_ptr = std::make_shared<const TaskCosts>(sc.hardware, sc.training.precision, *layout_ptr, *dag);
   const PlatformLayout& layout = *layout_ptr;

@@ -238,7 +238,8 @@ ScheduleAnalysis analyse_schedule(const TaskDag& dag, const TaskTimes& times, co
   // Critical path: from the task that ends the window back through whichever predecessor
   // (dependency or stream predecessor) finished last, i.e. the one that held it back; only the part
   // inside the window counts.
-  const auto stream_prev = stream_predecessors(dag);
+  const auto stream_order = stream_predecessors(dag);
+  const StreamPredecessors& stream_prev = *stream_order;
   TaskId at = 0;
   double latest = -1.0;
   for (TaskId id = 0; id < dag.tasks.size(); ++id)

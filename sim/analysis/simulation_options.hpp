@@ -3,6 +3,8 @@
 /// How a scenario is simulated: which executor, folded or not, what is kept for a trace, and the
 /// guards on the simulation's size.
 
+#include <string>
+
 #include "sim/exec/executor.hpp"
 
 namespace strata {
@@ -15,6 +17,9 @@ struct SimulationOptions {
   /// extrapolated beyond them (up to 64 iterations, the next checkpoint, are covered either way).
   /// 0: the executor's own (window()).
   int checkpoint_window = 0;
+  /// Sweeps: families with equal groups build equal task DAGs (they differ in nothing a DAG reads),
+  /// so a worker shares them (analysis/dag_cache). "": not shared.
+  std::string dag_group;
   /// Guard: refuse a DAG estimated above this many tasks (about 550 bytes each while simulated:
   /// BENCHMARKS.md's 1T case peaks at 485 MiB for 915,840 tasks).
   double max_tasks = kDefaultMaxTasks;

@@ -100,14 +100,16 @@ TaskId TaskDag::add(Task t) {
   return id;
 }
 
-StreamPredecessors stream_predecessors(const TaskDag& dag) {
+std::shared_ptr<const StreamPredecessors> stream_predecessors(const TaskDag& dag) {
+  if (dag.stream_order) return dag.stream_order;
   // The last task seen on each (rank, stream), indexed directly: ranks are below the GPU count.
   std::int64_t max_rank = -1;
   for (const Task& t : dag.tasks)
     for (std::int64_t r : t.ranks) max_rank = std::max(max_rank, r);
   constexpr TaskId kNone = std::numeric_limits<TaskId>::max();
   std::vector<TaskId> last(static_cast<std::size_t>(max_rank + 1) * kNumStreams, kNone);
-  StreamPredecessors out;
+  auto order = std::make_shared<StreamPredecessors>();
+  StreamPredecessors& out = *order;
   out.offsets_.reserve(dag.tasks.size() + 1);
   out.ids_.reserve(dag.tasks.size());
   for (TaskId id = 0; id < dag.tasks.size(); ++id) {
@@ -120,7 +122,7 @@ StreamPredecessors stream_predecessors(const TaskDag& dag) {
     }
   }
   out.offsets_.push_back(out.ids_.size());
-  return out;
+  return order;
 }
 
 std::vector<TaskId> topological_order(const TaskDag& dag) {

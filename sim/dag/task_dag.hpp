@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <limits>
 #include <map>
+#include <memory>
 #include <string>
 #include <span>
 #include <vector>
@@ -128,6 +129,8 @@ struct Task {
 };
 
 /// The DAG for one scenario, plus what is resident on each rank before the first task.
+class StreamPredecessors;
+
 struct TaskDag {
   std::vector<Task> tasks;
   std::map<std::int64_t, std::vector<MemoryChange>> resident;  ///< per simulated rank
@@ -137,6 +140,11 @@ struct TaskDag {
   /// r' / fold_group; 1 when nothing is folded.
   std::int64_t fold_group = 1;
   std::int32_t iterations = 1;
+  /// Set when the DAG is shared through a sweep worker's DAG cache (analysis/dag_cache): DAGs with
+  /// one identity are one DAG, and their costs differ at most in the links' bandwidths.
+  std::string shared_identity;
+  /// The stream order, computed once for a shared DAG (else each executor computes it).
+  std::shared_ptr<const StreamPredecessors> stream_order;
 
   TaskId add(Task t);
   /// The last task added on `rank`'s compute stream (its stream predecessor-to-be), or kNoTask.
@@ -163,12 +171,13 @@ class StreamPredecessors {
   }
 
  private:
-  friend StreamPredecessors stream_predecessors(const TaskDag& dag);
+  friend std::shared_ptr<const StreamPredecessors> stream_predecessors(const TaskDag& dag);
   std::vector<std::size_t> offsets_;  ///< task id → first of its predecessors in ids_ (one past the end last)
   std::vector<TaskId> ids_;
 };
 
-StreamPredecessors stream_predecessors(const TaskDag& dag);
+/// The DAG's stream order: `stream_order` when it carries one, else computed now.
+std::shared_ptr<const StreamPredecessors> stream_predecessors(const TaskDag& dag);
 
 /// Checks the DAG, with each stream's program order as extra edges, is acyclic (Boost.Graph
 /// topological sort) and returns that order. Throws std::logic_error naming a task on a cycle.

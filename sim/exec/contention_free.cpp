@@ -7,7 +7,8 @@ namespace strata {
 TaskTimes run_contention_free(const TaskDag& dag, const TaskCosts& costs) {
   // TaskDag::add only accepts dependencies on earlier tasks and streams run in insertion order, so
   // insertion order is a topological order (the tests check it with Boost.Graph).
-  const auto stream_prev = stream_predecessors(dag);
+  const auto stream_order = stream_predecessors(dag);
+  const StreamPredecessors& stream_prev = *stream_order;
   TaskTimes times;
   times.start.assign(dag.tasks.size(), 0.0);
   times.finish.assign(dag.tasks.size(), 0.0);

@@ -39,7 +39,8 @@ class Controller {
              const std::vector<std::vector<std::size_t>>& route_of, TaskTimes& times)
       : dag_(dag), costs_(costs), platform_(platform), route_of_(route_of), times_(times) {
     const auto n = dag.tasks.size();
-    const auto stream_prev = stream_predecessors(dag);
+    const auto stream_order = stream_predecessors(dag);
+    const StreamPredecessors& stream_prev = *stream_order;
     pending_.assign(n, 0);
     successors_.resize(n);
     for (TaskId id = 0; id < n; ++id) {

@@ -26,7 +26,8 @@ class FluidScheduler {
  public:
   FluidScheduler(const TaskDag& dag, const TaskCosts& costs) : dag_(dag), costs_(costs) {
     const auto n = dag.tasks.size();
-    const auto stream_prev = stream_predecessors(dag);
+    const auto stream_order = stream_predecessors(dag);
+    const StreamPredecessors& stream_prev = *stream_order;
     pending_.assign(n, 0);
     std::vector<std::uint32_t> count(n + 1, 0);
     for (TaskId id = 0; id < n; ++id) {
@@ -63,6 +64,45 @@ class FluidScheduler {
     }
     kernels_.assign(resources_.size() - first_gpu_, 0);
     pending_holds_.resize(kernels_.size());
+
+    // What starting each task needs, gathered in one pass in task order: the run then visits tasks
+    // in event order without going back to the DAG's tasks and their routed flows.
+    work_.resize(n);
+    flow_begin_.resize(n + 1);
+    for (TaskId id = 0; id < n; ++id) {
+      const Task& t = dag.tasks[id];
+      Work& w = work_[id];
+      flow_begin_[id] = static_cast<std::uint32_t>(flows_.size());
+      if (!t.flows.empty()) {
+        w.kind = Work::transfer;
+        w.seconds = costs.latency_seconds(id);
+        for (const RoutedFlow& f : costs.flows(id)) {
+          if (f.bytes <= 0.0) continue;
+          const auto first = static_cast<std::uint32_t>(flow_uses_.size());
+          for (LinkId l : f.links) {
+            const std::uint32_t r = link_index_[static_cast<std::size_t>(l)];  // every routed link is a used one
+            auto it = std::find_if(flow_uses_.begin() + first, flow_uses_.end(),
+                                   [r](const Use& u) { return u.resource == r; });
+            if (it != flow_uses_.end()) ++it->weight;
+            else flow_uses_.push_back({r, 1});
+          }
+          const auto count = static_cast<std::uint32_t>(flow_uses_.size() - first);
+          if (count == 0) continue;  // no link to cross: the bytes arrive at once
+          flows_.push_back({f.bytes, first, count, f.background});
+        }
+        continue;
+      }
+      w.seconds = costs.compute_seconds(t);
+      if (w.seconds <= 0.0) w.kind = Work::instant;
+      else if (TaskCosts::on_host(t)) w.kind = Work::host;  // a fixed share of the host CPUs
+      else {
+        w.kind = Work::kernel;
+        const auto rank = static_cast<std::size_t>(t.rank());
+        w.gpu = rank < gpu_index_.size() ? gpu_index_[rank] : kNone;
+        if (w.gpu == kNone) throw std::logic_error("compute task on a rank the DAG does not simulate");
+      }
+    }
+    flow_begin_[n] = static_cast<std::uint32_t>(flows_.size());
   }
 
   TaskTimes run() {
@@ -104,6 +144,18 @@ class FluidScheduler {
   struct Use {
     std::uint32_t resource;
     std::uint32_t weight;  ///< how often the route crosses the link (SimGrid charges each crossing)
+  };
+  /// How a task starts: at once, on the host, as a kernel on its GPU, or as flows after a latency.
+  struct Work {
+    enum Kind : std::uint8_t { instant, host, kernel, transfer } kind = instant;
+    std::uint32_t gpu = 0;  ///< kernel: its GPU's resource
+    double seconds = 0.0;   ///< host and kernel: the work; transfer: the latency
+  };
+  /// A flow that crosses at least one link: its bytes and its uses in flow_uses_.
+  struct Flow {
+    double bytes;
+    std::uint32_t first_use, uses;
+    bool background;
   };
   struct Activity {
     double remaining = 0.0;  ///< bytes, or seconds of kernel work
@@ -149,34 +201,33 @@ class FluidScheduler {
   }
 
   void start(TaskId id) {
-    const Task& t = dag_.tasks[id];
+    const Work& w = work_[id];
     times_.start[id] = now_;
-    if (t.flows.empty()) {
-      const double seconds = costs_.compute_seconds(t);
-      if (seconds <= 0.0) return finish(id);
-      if (TaskCosts::on_host(t)) return add_timer(now_ + seconds, id);  // a fixed share of the host CPUs
-      const std::uint32_t gpu = gpu_index_.at(static_cast<std::size_t>(t.rank()));
-      if (gpu == kNone) throw std::logic_error("compute task on a rank the DAG does not simulate");
-      claim_pending_holds(gpu);
-      ++kernels_[gpu - first_gpu_];
-      uses_.push_back({gpu, 1});
-      add_activity(id, seconds, false, 1);
-      activities_.back().kernel = true;
-      return;
+    switch (w.kind) {
+      case Work::instant: return finish(id);
+      case Work::host: return add_timer(now_ + w.seconds, id);
+      case Work::kernel:
+        claim_pending_holds(w.gpu);
+        ++kernels_[w.gpu - first_gpu_];
+        uses_.push_back({w.gpu, 1});
+        add_activity(id, w.seconds, false, 1);
+        activities_.back().kernel = true;
+        return;
+      case Work::transfer:
+        if (w.seconds > 0.0) add_timer(now_ + w.seconds, id);  // its latency first
+        else start_flows(id);
+        return;
     }
-    const double latency = costs_.latency_seconds(id);
-    if (latency > 0.0) add_timer(now_ + latency, id);
-    else start_flows(id);
   }
 
   /// From the moment its bytes start to move to its end, a collective holds its share of each
   /// simulated GPU it runs on: a bounded activity that kernels on the GPU share it with (as the DES's
   /// bounded Exec does). A hold only matters beside a kernel, so it waits (pending) until one runs
   /// on its GPU: the same rates, without an activity for every collective that blocks the compute.
-  void hold_sms(TaskId id, const Task& t) {
+  void hold_sms(TaskId id) {
     const double share = costs_.sm_share(id);
     if (share <= 0.0) return;
-    for (std::int64_t rank : t.ranks) {
+    for (std::int64_t rank : dag_.tasks[id].ranks) {
       const auto r = static_cast<std::size_t>(rank);
       const std::uint32_t gpu = r < gpu_index_.size() ? gpu_index_[r] : kNone;
       if (gpu == kNone) continue;
@@ -237,22 +288,14 @@ class FluidScheduler {
   }
 
   void start_flows(TaskId id) {
-    hold_sms(id, dag_.tasks[id]);
-    for (const RoutedFlow& f : costs_.flows(id)) {
-      if (f.bytes <= 0.0) continue;
-      const auto first = uses_.size();
-      for (LinkId l : f.links) {
-        const std::uint32_t r = link_index_[static_cast<std::size_t>(l)];  // every routed link is a used one
-        auto it = std::find_if(uses_.begin() + static_cast<std::ptrdiff_t>(first), uses_.end(),
-                               [r](const Use& u) { return u.resource == r; });
-        if (it != uses_.end()) ++it->weight;
-        else uses_.push_back({r, 1});
-      }
-      const auto count = static_cast<std::uint32_t>(uses_.size() - first);
-      if (count == 0) continue;  // no link to cross: the bytes arrive at once
+    hold_sms(id);
+    for (std::uint32_t i = flow_begin_[id]; i < flow_begin_[id + 1]; ++i) {
+      const Flow& f = flows_[i];
+      const auto first = flow_uses_.begin() + f.first_use;
+      uses_.insert(uses_.end(), first, first + f.uses);
       if (!f.background)
-        for (std::size_t u = first; u < uses_.size(); ++u) ++resources_[uses_[u].resource].foreground;
-      add_activity(id, f.bytes, f.background, count);
+        for (auto u = first; u != first + f.uses; ++u) ++resources_[u->resource].foreground;
+      add_activity(id, f.bytes, f.background, f.uses);
     }
     if (outstanding_[id] == 0) finish(id);
   }
@@ -452,6 +495,10 @@ class FluidScheduler {
   std::vector<Resource> resources_;
   std::vector<Activity> activities_;
   std::vector<Use> uses_;
+  std::vector<Work> work_;                 ///< by task
+  std::vector<std::uint32_t> flow_begin_;  ///< by task: its first flow in flows_ (one past the end last)
+  std::vector<Flow> flows_;
+  std::vector<Use> flow_uses_;
   std::vector<std::uint32_t> dirty_, component_resources_, component_activities_, bounded_;
   std::vector<std::pair<TaskId, std::uint32_t>> holds_;  ///< running collectives' holds: task, activity
   std::vector<std::vector<TaskId>> pending_holds_;  ///< by GPU: holds no kernel has met yet

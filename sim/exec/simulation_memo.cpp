@@ -25,6 +25,7 @@ class KeyWriter {
     put(text.size());
     out_.append(text);
   }
+  void reserve(std::size_t bytes) { out_.reserve(bytes); }
   std::string take() { return std::move(out_); }
 
  private:
@@ -37,6 +38,20 @@ std::size_t size_of(const TaskTimes& t) { return (t.start.size() + t.finish.size
 
 std::string simulation_key(const TaskDag& dag, const TaskCosts& costs, const PlatformLayout& layout) {
   KeyWriter w;
+  w.reserve(dag.tasks.size() * 112);  // about what a task takes (the GPT-3 windows)
+  // The links' bandwidths first: keys of one DAG at other bandwidths (a sweep's families) differ
+  // there, so a lookup tells them apart in the first bytes.
+  w.put(costs.used_links().size());
+  for (const auto& [link, bandwidth] : costs.used_links()) {
+    w.put(link);
+    w.put(bandwidth);
+    w.put(layout.link(link).name);
+  }
+  w.put(costs.flops_per_second());
+  // A shared DAG is named by its identity: its tasks' costs are the same wherever it is simulated
+  // but for the bandwidths above.
+  w.put(dag.shared_identity);
+  if (!dag.shared_identity.empty()) return w.take();
   w.put(dag.tasks.size());
   for (TaskId id = 0; id < dag.tasks.size(); ++id) {
     const Task& t = dag.tasks[id];
@@ -58,13 +73,6 @@ std::string simulation_key(const TaskDag& dag, const TaskCosts& costs, const Pla
   }
   w.put(dag.represents.size());
   for (const auto& [rank, count] : dag.represents) w.put(rank);
-  w.put(costs.used_links().size());
-  for (const auto& [link, bandwidth] : costs.used_links()) {
-    w.put(link);
-    w.put(bandwidth);
-    w.put(layout.link(link).name);
-  }
-  w.put(costs.flops_per_second());
   return w.take();
 }
 

@@ -16,6 +16,7 @@
 #include <new>
 #include <stdexcept>
 
+#include "sim/analysis/dag_cache.hpp"
 #include "sim/core/diagnostics.hpp"
 #include "sim/core/output_file.hpp"
 #include "sim/dag/training_dag.hpp"
@@ -53,9 +54,19 @@ std::filesystem::path base_scenario_file(const SweepSpec& spec, const DocumentRe
                                                                "scenario name)", name)}});
 }
 
+std::string dag_group(const SweepSpec& spec, const SweepPoint& point) {
+  json shared = {{"base", spec.base}};
+  for (const auto& [path, value] : point.params.items())
+    if (!family_may_differ_in(path) && !dag_neutral(path)) shared[path] = value;
+  return shared.dump();
+}
+
 std::vector<json> run_family(const SweepSpec& spec, const std::vector<const SweepPoint*>& family,
                              const DocumentResolver& resolver, const std::filesystem::path& base_dir,
-                             const SimulationOptions& options) {
+                             const SimulationOptions& family_options) {
+  // One sweep's families with equal groups differ only in what no DAG reads: they share DAGs.
+  SimulationOptions options = family_options;
+  if (!family.empty()) options.dag_group = dag_group(spec, *family.front());
   std::vector<json> rows;
   std::vector<Scenario> scenarios;
   std::vector<std::size_t> simulated;  // rows whose scenario is valid, in the order of `scenarios`
@@ -220,6 +231,10 @@ std::int64_t run_sweep(const SweepSpec& spec, SweepResults& results, const Docum
       // Families often share simulations (one strategy's training run at every object-store
       // bandwidth): the worker simulates each once.
       enable_process_simulation_memos();
+      // Screening keeps the DAGs families share. The DES does not: it forks a child for each
+      // simulation, and a worker holding a gigabyte of DAGs forks slower than it builds them (the
+      // GPT-3 grid: +16 % CPU with the cache, BENCHMARKS.md).
+      if (options.simulation.executor == ExecutorKind::list) enable_process_dag_cache();
       int status = 0;
       try {
         for (auto i = static_cast<std::size_t>(next->fetch_add(1)); i < families.size();
