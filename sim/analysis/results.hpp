@@ -40,6 +40,7 @@ struct SimulationResult {
   std::int64_t fold_group = 1;  ///< ranks r, r' were simulated as one iff r / fold_group == r' / fold_group
   double contention_free_iteration_time = 0.0;  ///< every task at its uncontended time, same DAG
   double contention_time = 0.0;                 ///< what bandwidth sharing added (executed − contention-free)
+  int checkpoint_window = 0;  ///< iterations simulated behind a checkpoint before its pace is extrapolated
   ScheduleAnalysis analysis;
   Throughput throughput;
   std::shared_ptr<const TaskDag> dag;      ///< kept only when a trace is wanted

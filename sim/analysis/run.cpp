@@ -145,6 +145,7 @@ std::vector<RunResult> run_scenarios(const std::vector<Scenario>& family, const 
   SimulationResult sim;
   sim.executor = to_string(options.executor);
   sim.folded = options.fold;
+  sim.checkpoint_window = options.window();
   sim.tasks = dag->tasks.size();
   sim.simulated_gpus = static_cast<std::int64_t>(dag->represents.size());
   sim.fold_group = dag->fold_group;

@@ -457,8 +457,13 @@ std::vector<Metric> build_table() {
               }
             return json(bound);
           }));
-  add(one("simulation.executor", U::text, P::simulated, "des (SimGrid, bandwidth sharing) or list (contention-free)",
+  add(one("simulation.executor", U::text, P::simulated,
+          "des (SimGrid) or list (screening: the same bandwidth sharing as a fluid model in this process)",
           [](auto& in) { return json(Sim(in).executor); }));
+  add(one("simulation.checkpoint_window", U::count, P::simulated,
+          "iterations simulated behind the checkpoint before the background hops' steady pace is extrapolated "
+          "(the DES 4, screening 1, or --checkpoint-window; null without checkpoints)",
+          [](auto& in) { return R(in).checkpoint ? json(Sim(in).checkpoint_window) : json(nullptr); }));
   add(one("simulation.folded", U::flag, P::simulated, "one rank simulated per group of identical ranks",
           [](auto& in) { return json(Sim(in).folded); }));
   add(one("simulation.tasks", U::count, P::simulated, "tasks in the simulated DAG", [](auto& in) { return json(Sim(in).tasks); }));
