@@ -27,6 +27,7 @@ struct Row {
   double measured = 0.0, strata = 0.0;
   std::string configuration;
   bool moe = false;      ///< the model has routed experts
+  bool fp8 = false;      ///< trains in fp8
   bool offload = false;  ///< parameters, optimizer states or activations offloaded
   strata::Framework framework_preset = strata::kDefaultFramework;
 };
@@ -61,6 +62,7 @@ TEST_CASE("Validation table: published training throughputs", "[validation][simu
     const strata::RunResult r = strata::run_scenario(sc);
     row.strata = strata_metric(sc, r, row.metric);
     row.moe = sc.model.is_moe();
+    row.fp8 = sc.training.precision == strata::Precision::fp8;
     const strata::OffloadSpec& o = sc.memory.offload;
     row.offload = o.optimizer != strata::Tier::none || o.params != strata::Tier::none ||
                   o.activations != strata::Tier::none;
@@ -71,6 +73,7 @@ TEST_CASE("Validation table: published training throughputs", "[validation][simu
                                     p.ep > 1 ? fmt::format(" EP{}", p.ep) : "",
                                     p.zero_stage > 0 ? fmt::format(" ZeRO-{}", p.zero_stage) : "",
                                     sc.training.global_batch_size, sc.training.seq_len, to_string(sc.memory.recompute));
+    if (row.fp8) row.configuration += ", fp8";
     // Where offloaded states live, so a row's placement reads from the table, not only its scenario.
     for (auto [what, tier] : {std::pair{"optimizer", o.optimizer}, {"parameters", o.params}, {"activations", o.activations}})
       if (tier != strata::Tier::none) row.configuration += fmt::format(", {} on {}", what, to_string(tier));
@@ -130,6 +133,7 @@ TEST_CASE("Validation table: published training throughputs", "[validation][simu
   check_band("deepspeed", strata::kDeepspeedBand,
              [](const Row& r) { return r.framework_preset == strata::Framework::deepspeed; });
   check_band("offload", strata::kOffloadBand, [](const Row& r) { return r.offload; });
+  check_band("fp8", strata::kFp8Band, [](const Row& r) { return r.fp8; });
 
   const std::string summary = fmt::format(
       "\nAll {} rows: mean |error| {:.1f} %, max {:.1f} %. The {} rows held to the tolerance: mean {:.1f} %, max {:.1f} %.\n",

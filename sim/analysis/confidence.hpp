@@ -36,6 +36,9 @@ std::string gpu_family(const std::string& gpu_model);
 inline constexpr ValidatedBand kDeepspeedBand{6, -29.6, 28.4};
 /// Runs with parameters, optimizer states or activations offloaded (ZeRO-Offload, ZeRO-Infinity; V100).
 inline constexpr ValidatedBand kOffloadBand{5, -29.6, 28.4};
+/// FP8 training (NeMo 24.09 Llama 3.1 8B, 70B and 405B on H100). The casts and transposes of FP8
+/// GEMM operands are not modelled; they weigh most on narrow models.
+inline constexpr ValidatedBand kFp8Band{3, -14.8, 5.4};
 
 Confidence assess_confidence(const Scenario& sc, const RunResult& r);
 

@@ -35,13 +35,14 @@ KernelCosts::KernelCosts(const HardwareSpec& hw, Precision precision, AttentionK
   }
   auto peak = hw.gpu.peak.find(precision);
   if (peak == hw.gpu.peak.end()) throw std::logic_error("GPU has no peak for the compute dtype");
-  if (k_.present) {
-    peak_ = peak->second.value * k_.sustained_clock;
-    flops_rate_ = peak_ * k_.gemm_efficiency;
-  } else {
-    peak_ = peak->second.value;
-    flops_rate_ = peak_ * hw.efficiency.gemm;
-  }
+  auto attention_peak = precision == Precision::fp8 ? hw.gpu.peak.find(Precision::bf16) : peak;
+  if (attention_peak == hw.gpu.peak.end()) attention_peak = peak;
+  const double clock = k_.present ? k_.sustained_clock : 1.0;
+  const double efficiency = k_.present ? k_.gemm_efficiency : hw.efficiency.gemm;
+  peak_ = peak->second.value * clock;
+  flops_rate_ = peak_ * efficiency;
+  attention_peak_ = attention_peak->second.value * clock;
+  attention_rate_ = attention_peak_ * efficiency;
   memory_rate_ = hw.gpu.hbm_bandwidth.value * hw.efficiency.memory;
 }
 
@@ -71,7 +72,7 @@ double KernelCosts::gemm_seconds(double m, double n, double k, double count) con
 
 OpSeconds KernelCosts::attention_seconds(const AttentionShape& a) const {
   const double flops = 4.0 * a.batch * a.heads * a.queries * a.keys * a.head_dim;
-  if (!k_.present) return {flops / flops_rate_, 2.0 * flops / flops_rate_};
+  if (!k_.present) return {flops / attention_rate_, 2.0 * flops / attention_rate_};
   // Thread blocks own a tile of query rows of one head; they run in waves over the SMs.
   const double blocks = a.batch * a.heads * std::ceil(a.queries / static_cast<double>(k_.attention_tile));
   const double sms = static_cast<double>(k_.sm_count);
@@ -80,8 +81,8 @@ OpSeconds KernelCosts::attention_seconds(const AttentionShape& a) const {
   // much as attention_k_overhead more keys.
   const double depth = a.keys / (a.keys + k_.attention_k_overhead);
   const double work = a.causal ? 0.5 * flops : flops;
-  return {k_.launch.value + work / (peak_ * attention_forward_ * fill * depth),
-          k_.launch.value + kFlashBackwardFlops * work / (peak_ * attention_backward_ * fill * depth)};
+  return {k_.launch.value + work / (attention_peak_ * attention_forward_ * fill * depth),
+          k_.launch.value + kFlashBackwardFlops * work / (attention_peak_ * attention_backward_ * fill * depth)};
 }
 
 double KernelCosts::memory_seconds(double bytes, double kernels) const {

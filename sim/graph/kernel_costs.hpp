@@ -48,6 +48,9 @@ class KernelCosts {
   double attention_forward_ = 1.0, attention_backward_ = 1.0;  ///< the framework's kernel
   double peak_ = 0.0;        ///< dense peak at the sustained clock
   double flops_rate_ = 0.0;  ///< large-GEMM rate
+  /// The attention kernels' peak and unshaped rate: the 16-bit ones under fp8 training, whose
+  /// attention stays in BF16 (Transformer Engine's recipes default to fp8_dpa = False).
+  double attention_peak_ = 0.0, attention_rate_ = 0.0;
   double memory_rate_ = 0.0;
 };
 
