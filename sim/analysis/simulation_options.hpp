@@ -19,7 +19,7 @@ struct SimulationOptions {
   int checkpoint_window = 0;
   /// Sweeps: families with equal groups build equal task DAGs (they differ in nothing a DAG reads),
   /// so a worker shares them (analysis/dag_cache). "": not shared.
-  std::string dag_group;
+  std::string dag_group{};
   /// Guard: refuse a DAG estimated above this many tasks (about 550 bytes each while simulated:
   /// BENCHMARKS.md's 1T case peaks at 485 MiB for 915,840 tasks).
   double max_tasks = kDefaultMaxTasks;
