@@ -23,7 +23,9 @@ namespace strata {
 /// host flag, latency, share of the SMs and routed flows (bytes, links, background); the simulated
 /// ranks; each used link's bandwidth and name; the GPU rate. Everything run_des reads (the SimGrid
 /// settings are fixed) and a superset of what run_list_schedule reads, so equal keys give equal task
-/// times: both executors are deterministic.
+/// times: both executors are deterministic. A DAG shared through a sweep worker's DAG cache
+/// (TaskDag::shared_identity) is named by its identity instead of its tasks: the families sharing it
+/// differ only in the link bandwidths, which the key keeps (tests/test_dag_cache.cpp).
 std::string simulation_key(const TaskDag& dag, const TaskCosts& costs, const PlatformLayout& layout);
 
 /// The last few results, compared by their whole key (no hash: a collision cannot return another
