@@ -5,6 +5,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <cmath>
+
 #include "sim/graph/kernel_costs.hpp"
 #include "support.hpp"
 
@@ -80,4 +82,47 @@ TEST_CASE("Op GEMM shapes account for every FLOP the graph counts", "[kernels]")
       CHECK(shaped == Approx(op.forward_flops).epsilon(1e-9));
     }
   }
+}
+
+TEST_CASE("A lower power limit slows the SM clock by the f^3 power law, never the memory", "[kernels][config]") {
+  const strata::Scenario rated = strata::test::load("llama-3-8b-zero3-h100");
+  // Without a limit (or at the rated 700 W) the profile's sustained clock holds.
+  CHECK(strata::sustained_clock(rated.hardware) == rated.hardware.kernels.sustained_clock);
+  CHECK_FALSE(strata::power_limited(rated.hardware));
+  const strata::Scenario at_tdp = strata::test::load("llama-3-8b-zero3-h100", {"hardware.gpu.power_limit=\"700 W\""});
+  CHECK(strata::sustained_clock(at_tdp.hardware) == rated.hardware.kernels.sustained_clock);
+  // At 500 W the power above idle (142.5 W of 700 W) is (500 - 142.5) / (700 - 142.5) of the rated;
+  // the clock follows its cube root.
+  const strata::Scenario capped = strata::test::load("llama-3-8b-zero3-h100", {"hardware.gpu.power_limit=\"500 W\""});
+  const double expected = 0.795 * std::cbrt((500.0 - 142.5) / (700.0 - 142.5));
+  INFO("clock at 500 W " << strata::sustained_clock(capped.hardware) << ", f^3 law " << expected);
+  CHECK(strata::power_limited(capped.hardware));
+  CHECK(strata::sustained_clock(capped.hardware) == Approx(expected).epsilon(1e-12));
+  // GEMMs slow by the clock (their launch cost aside); memory-bound kernels keep the HBM rate.
+  const strata::KernelCosts fast(rated.hardware, strata::Precision::bf16, strata::AttentionKernel::vendor_fused);
+  const strata::KernelCosts slow(capped.hardware, strata::Precision::bf16, strata::AttentionKernel::vendor_fused);
+  const double launch = rated.hardware.kernels.launch.value;
+  CHECK((slow.gemm_seconds(8192, 4096, 4096, 1) - launch) / (fast.gemm_seconds(8192, 4096, 4096, 1) - launch) ==
+        Approx(0.795 / expected).epsilon(1e-9));
+  CHECK(slow.memory_seconds(1e9, 1.0) == fast.memory_seconds(1e9, 1.0));
+  // Above the rated power the clock may rise, but never past boost.
+  const strata::Scenario raised = strata::test::load("llama-3-8b-zero3-h100", {"hardware.gpu.power_limit=\"2000 W\""});
+  CHECK(strata::sustained_clock(raised.hardware) == 1.0);
+}
+
+TEST_CASE("A power limit the profile cannot model is refused with its path", "[kernels][config]") {
+  const auto why = [](const std::vector<std::string>& sets) {
+    try {
+      strata::test::load("llama-3-8b-zero3-h100", sets);
+    } catch (const strata::InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  CHECK_THAT(why({"hardware.gpu.power_limit=\"100 W\""}),
+             Catch::Contains("/gpu/power_limit") && Catch::Contains("must be above gpu.idle_power (142.5 W)"));
+  CHECK_THAT(why({"hardware.gpu.power_limit=\"500 W\"", "hardware.gpu.tdp=0"}),
+             Catch::Contains("/gpu/power_limit") && Catch::Contains("needs gpu.tdp"));
+  CHECK_THAT(why({"hardware.gpu.idle_power=\"800 W\""}), Catch::Contains("must be below gpu.tdp (700 W)"));
+  CHECK_THAT(why({"hardware.gpu.power_limit=500"}), Catch::Contains("power_limit") && Catch::Contains("no unit"));
 }

@@ -29,6 +29,7 @@ struct Row {
   bool moe = false;      ///< the model has routed experts
   bool fp8 = false;      ///< trains in fp8
   bool offload = false;  ///< parameters, optimizer states or activations offloaded
+  bool power_limited = false;  ///< the GPU runs below its rated power
   strata::Framework framework_preset = strata::kDefaultFramework;
 };
 
@@ -63,6 +64,7 @@ TEST_CASE("Validation table: published training throughputs", "[validation][simu
     row.strata = strata_metric(sc, r, row.metric);
     row.moe = sc.model.is_moe();
     row.fp8 = sc.training.precision == strata::Precision::fp8;
+    row.power_limited = strata::power_limited(sc.hardware);
     const strata::OffloadSpec& o = sc.memory.offload;
     row.offload = o.optimizer != strata::Tier::none || o.params != strata::Tier::none ||
                   o.activations != strata::Tier::none;
@@ -134,6 +136,7 @@ TEST_CASE("Validation table: published training throughputs", "[validation][simu
              [](const Row& r) { return r.framework_preset == strata::Framework::deepspeed; });
   check_band("offload", strata::kOffloadBand, [](const Row& r) { return r.offload; });
   check_band("fp8", strata::kFp8Band, [](const Row& r) { return r.fp8; });
+  check_band("power limit", strata::kPowerLimitBand, [](const Row& r) { return r.power_limited; });
 
   const std::string summary = fmt::format(
       "\nAll {} rows: mean |error| {:.1f} %, max {:.1f} %. The {} rows held to the tolerance: mean {:.1f} %, max {:.1f} %.\n",

@@ -145,6 +145,13 @@ Confidence assess_confidence(const Scenario& sc, const RunResult& r) {
                                      "published FP8 runs (H100, NeMo) Strata reproduces, the shortest on the narrowest "
                                      "model: the casts and transposes of FP8 operands are not modelled",
                                      -kFp8Band.low_percent, kFp8Band.high_percent, kFp8Band.runs));
+  if (power_limited(sc.hardware))
+    c.warnings.push_back(fmt::format("at its {:g} W power limit (rated {:g} W) the GPU's SM clock is taken as {:.3f} of "
+                                     "boost by the f³ power law, checked on {} published runs only (torchtitan, H100 "
+                                     "at 500 W: {:.0f} to {:.0f} % shorter than measured)",
+                                     sc.hardware.gpu.power_limit.value, sc.hardware.gpu.tdp.value,
+                                     sustained_clock(sc.hardware), kPowerLimitBand.runs, -kPowerLimitBand.high_percent,
+                                     -kPowerLimitBand.low_percent));
   if (!c.validated_framework)
     c.warnings.push_back(fmt::format("framework {} has no measured runs in docs/validation.md",
                                      to_string(sc.training.framework)));

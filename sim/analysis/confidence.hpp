@@ -39,6 +39,9 @@ inline constexpr ValidatedBand kOffloadBand{5, -29.6, 28.4};
 /// FP8 training (NeMo 24.09 Llama 3.1 8B, 70B and 405B on H100). The casts and transposes of FP8
 /// GEMM operands are not modelled; they weigh most on narrow models.
 inline constexpr ValidatedBand kFp8Band{3, -14.8, 5.4};
+/// GPUs run below their rated power (gpu.power_limit < gpu.tdp), whose SM clock comes from the f³
+/// power law (sustained_clock): torchtitan's Llama 3.1 8B runs on H100 at 500 W, eager and compiled.
+inline constexpr ValidatedBand kPowerLimitBand{4, -11.4, -6.2};
 
 Confidence assess_confidence(const Scenario& sc, const RunResult& r);
 

@@ -79,6 +79,15 @@ const ParamTable kGpu = {
     {.key = "hbm", .kind = ParamKind::quantity, .doc = "device memory capacity", .dim = Dimension::bytes, .min = 1},
     {.key = "hbm_bandwidth", .kind = ParamKind::quantity, .doc = "device memory bandwidth",
      .dim = Dimension::bytes_per_second, .min = 1},
+    {.key = "tdp", .kind = ParamKind::quantity, .default_value = 0,
+     .doc = "rated board power, at which kernels.sustained_clock holds (0: unknown)", .dim = Dimension::watts},
+    {.key = "idle_power", .kind = ParamKind::quantity, .default_value = 0,
+     .doc = "board power with the clocks up and no kernel running: the part a lower clock does not save",
+     .dim = Dimension::watts},
+    {.key = "power_limit", .kind = ParamKind::quantity, .default_value = 0,
+     .doc = "the deployment's enforced board power limit (nvidia-smi -pl); below tdp the SM clock drops "
+            "(0: the rated tdp)",
+     .dim = Dimension::watts},
     kSource,
 };
 
@@ -243,6 +252,18 @@ const std::map<std::string, const ParamTable*>& hardware_param_tables() {
   return tables;
 }
 
+bool power_limited(const HardwareSpec& h) {
+  return h.gpu.tdp.value > 0.0 && h.gpu.power_limit.value > 0.0 && h.gpu.power_limit.value != h.gpu.tdp.value;
+}
+
+double sustained_clock(const HardwareSpec& h) {
+  if (!h.kernels.present) return 1.0;
+  const double at_tdp = h.kernels.sustained_clock;
+  if (!power_limited(h)) return at_tdp;
+  const double dynamic = (h.gpu.power_limit.value - h.gpu.idle_power.value) / (h.gpu.tdp.value - h.gpu.idle_power.value);
+  return std::min(1.0, at_tdp * std::cbrt(dynamic));
+}
+
 HardwareSpec parse_hardware(const json& doc, const std::string& pointer, Diagnostics& diag) {
   HardwareSpec h;
   const std::size_t errors_before = diag.size();
@@ -259,6 +280,19 @@ HardwareSpec parse_hardware(const json& doc, const std::string& pointer, Diagnos
   h.gpu.model = gpu.string("model");
   h.gpu.hbm = Bytes(gpu.quantity("hbm"));
   h.gpu.hbm_bandwidth = BytesPerSecond(gpu.quantity("hbm_bandwidth"));
+  h.gpu.tdp = Watts(gpu.quantity("tdp"));
+  h.gpu.idle_power = Watts(gpu.quantity("idle_power"));
+  h.gpu.power_limit = Watts(gpu.quantity("power_limit"));
+  if (diag.size() == errors_before) {
+    if (h.gpu.power_limit.value > 0.0 && h.gpu.tdp.value <= 0.0)
+      gpu.error("power_limit", "needs gpu.tdp, the rated power the profile's clock holds at (expected a power like "
+                               "\"700 W\")");
+    else if (h.gpu.tdp.value > 0.0 && h.gpu.idle_power.value >= h.gpu.tdp.value)
+      gpu.error("idle_power", fmt::format("must be below gpu.tdp ({:g} W)", h.gpu.tdp.value));
+    else if (h.gpu.power_limit.value > 0.0 && h.gpu.power_limit.value <= h.gpu.idle_power.value)
+      gpu.error("power_limit", fmt::format("must be above gpu.idle_power ({:g} W): below it no kernel runs",
+                                           h.gpu.idle_power.value));
+  }
   gpu.string("source");
   ObjectReader peak(gpu.object("peak_tflops"), gpu.child_pointer("peak_tflops"), kPeak, diag);
   for (const auto& name : precision_names())

@@ -22,6 +22,9 @@ struct GpuSpec {
   std::map<Precision, FlopsPerSecond> peak;  ///< dense peak per dtype; absent: unsupported
   Bytes hbm;
   BytesPerSecond hbm_bandwidth;
+  Watts tdp;          ///< rated board power, at which kernels.sustained_clock holds; 0: unknown
+  Watts idle_power;   ///< board power with clocks up and nothing running
+  Watts power_limit;  ///< the deployment's enforced limit; 0: the rated tdp
 };
 
 struct PcieSpec {
@@ -148,6 +151,15 @@ struct HardwareSpec {
   Efficiency efficiency;
   KernelSpec kernels;
 };
+
+/// Sustained over boost SM clock under the deployment's power limit. kernels.sustained_clock holds at
+/// the rated board power (gpu.tdp). Below it the power the board draws above idle is dynamic power,
+/// α·C·V²·f, and across the DVFS range the voltage follows the clock (V ∝ f), so it scales with f³:
+/// f = f_tdp · ((limit − idle) / (tdp − idle))^(1/3), never above the boost clock. Without a lower limit
+/// (or without the power fields) it is kernels.sustained_clock; without kernel tables, 1.
+double sustained_clock(const HardwareSpec& h);
+/// True when gpu.power_limit is set and differs from gpu.tdp: the clock is the power law's, not the profile's.
+bool power_limited(const HardwareSpec& h);
 
 /// Parameter tables of each profile section, keyed by section name ("" is the top level).
 const std::map<std::string, const ParamTable*>& hardware_param_tables();

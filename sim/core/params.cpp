@@ -54,6 +54,7 @@ double quantity_limit(Dimension dim) {
     case Dimension::bytes_per_second: return 1e18;  // 1 EB/s
     case Dimension::flops: return 1e30;
     case Dimension::flops_per_second: return 1e21;  // 1 ZFLOPS per device
+    case Dimension::watts: return 1e6;              // 1 MW per device
     case Dimension::dimensionless: return std::numeric_limits<double>::max();
   }
   return std::numeric_limits<double>::max();

@@ -1,13 +1,13 @@
 #pragma once
 
-/// Dimensioned SI quantities. Values are doubles in SI base units (bytes, seconds, bytes/s, FLOP/s);
+/// Dimensioned SI quantities. Values are doubles in SI base units (bytes, seconds, bytes/s, FLOP/s, W);
 /// the tag makes adding bytes to seconds a compile error.
 
 #include <compare>
 
 namespace strata {
 
-enum class Dimension { bytes, seconds, bytes_per_second, flops, flops_per_second, dimensionless };
+enum class Dimension { bytes, seconds, bytes_per_second, flops, flops_per_second, watts, dimensionless };
 
 /// Human name of a dimension, with an example of the accepted text, for error messages.
 const char* dimension_example(Dimension dim);
@@ -37,6 +37,7 @@ using Seconds = Quantity<Dimension::seconds>;
 using BytesPerSecond = Quantity<Dimension::bytes_per_second>;
 using Flops = Quantity<Dimension::flops>;
 using FlopsPerSecond = Quantity<Dimension::flops_per_second>;
+using Watts = Quantity<Dimension::watts>;
 
 constexpr Seconds operator/(Bytes b, BytesPerSecond bw) { return Seconds(b.value / bw.value); }
 constexpr Seconds operator/(Flops f, FlopsPerSecond r) { return Seconds(f.value / r.value); }

@@ -40,7 +40,7 @@ struct Unit {
 
 // Bits are 1/8 byte: network line rates are quoted in Gb/s (also written Gbit/s or Gbps); bytes per
 // second also as GBps. Durations in the spellings people write in configs and papers.
-constexpr std::array<Unit, 36> kUnits{{{"B", Dimension::bytes, 1.0, true},
+constexpr std::array<Unit, 37> kUnits{{{"B", Dimension::bytes, 1.0, true},
                                        {"byte", Dimension::bytes, 1.0, true},
                                        {"bytes", Dimension::bytes, 1.0, true},
                                        {"b", Dimension::bytes, 0.125, true},
@@ -55,6 +55,7 @@ constexpr std::array<Unit, 36> kUnits{{{"B", Dimension::bytes, 1.0, true},
                                        {"FLOPs", Dimension::flops, 1.0, true},
                                        {"FLOPS", Dimension::flops_per_second, 1.0, true},
                                        {"FLOP/s", Dimension::flops_per_second, 1.0, true},
+                                       {"W", Dimension::watts, 1.0, true},
                                        {"s", Dimension::seconds, 1.0, false},
                                        {"sec", Dimension::seconds, 1.0, false},
                                        {"secs", Dimension::seconds, 1.0, false},
@@ -104,6 +105,7 @@ const char* dimension_example(Dimension dim) {
     case Dimension::bytes_per_second: return "a bandwidth like \"25 GB/s\"";
     case Dimension::flops: return "a FLOP count like \"3.1 PFLOP\"";
     case Dimension::flops_per_second: return "a compute rate like \"312 TFLOPS\"";
+    case Dimension::watts: return "a power like \"700 W\"";
     case Dimension::dimensionless: return "a number";
   }
   return "a quantity";
@@ -116,6 +118,7 @@ const char* si_unit(Dimension dim) {
     case Dimension::bytes_per_second: return "B/s";
     case Dimension::flops: return "FLOP";
     case Dimension::flops_per_second: return "FLOPS";
+    case Dimension::watts: return "W";
     case Dimension::dimensionless: return "";
   }
   return "";
@@ -129,6 +132,7 @@ std::string missing_unit_message(std::string_view number, Dimension dim) {
       case Dimension::bytes_per_second: return {"GB/s", "Gb/s"};
       case Dimension::flops: return {"PFLOP", "FLOP"};
       case Dimension::flops_per_second: return {"TFLOPS", "FLOPS"};
+      case Dimension::watts: return {"kW", "W"};
       case Dimension::dimensionless: return {"", ""};
     }
     return {"", ""};
@@ -240,6 +244,7 @@ std::string format_quantity(double si, Dimension dim) {
     case Dimension::bytes_per_second: return decimal(si, "B/s");
     case Dimension::flops: return decimal(si, "FLOP");
     case Dimension::flops_per_second: return decimal(si, "FLOPS");
+    case Dimension::watts: return decimal(si, "W");
     case Dimension::dimensionless: break;
   }
   return unsigned_zero(fmt::format("{:.6g}", si));

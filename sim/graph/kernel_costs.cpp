@@ -37,7 +37,7 @@ KernelCosts::KernelCosts(const HardwareSpec& hw, Precision precision, AttentionK
   if (peak == hw.gpu.peak.end()) throw std::logic_error("GPU has no peak for the compute dtype");
   auto attention_peak = precision == Precision::fp8 ? hw.gpu.peak.find(Precision::bf16) : peak;
   if (attention_peak == hw.gpu.peak.end()) attention_peak = peak;
-  const double clock = k_.present ? k_.sustained_clock : 1.0;
+  const double clock = sustained_clock(hw);
   const double efficiency = k_.present ? k_.gemm_efficiency : hw.efficiency.gemm;
   peak_ = peak->second.value * clock;
   flops_rate_ = peak_ * efficiency;
