@@ -5,6 +5,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include "sim/analysis/pipeline_balance.hpp"
 #include "sim/analysis/run.hpp"
 #include "sim/graph/pipeline_partition.hpp"
@@ -168,4 +170,41 @@ TEST_CASE("A gradient all-reduce that is not overlapped follows each stage's bac
   REQUIRE(reduction > 0.0);
   CHECK(t_after >= t_overlapped);
   CHECK(t_after - t_overlapped <= 2.0 * reduction);
+}
+
+TEST_CASE("Model chunks without blocks: the embedding and the head alone on the first and last (Llama 3 §3.3.2)",
+          "[partition][simulation]") {
+  // 126 layers on 16 stages of 8 chunks: one block per chunk, the first chunk the embedding's only,
+  // the last the head's only, so the first and the last stage hold 7 blocks and the others 8.
+  const PipelinePartition llama3 = partition_layers(126, 16, 8);
+  const std::vector<int> chunks = chunk_layers(llama3);
+  REQUIRE(chunks.size() == 128);
+  CHECK(chunks.front() == 0);
+  CHECK(chunks.back() == 0);
+  CHECK(std::count(chunks.begin(), chunks.end(), 1) == 126);
+  CHECK(llama3.layers_on_stage(0) == 7);
+  CHECK(llama3.layers_on_stage(15) == 7);
+  CHECK(llama3.layers_on_stage(7) == 8);
+  CHECK(llama3.ends_apart());
+  // One block short: only the first chunk goes without (the head outweighs the embedding).
+  const std::vector<int> one_short = chunk_layers(partition_layers(127, 16, 8));
+  CHECK(one_short.front() == 0);
+  CHECK(one_short.back() == 1);
+  CHECK_FALSE(partition_layers(128, 16, 8).ends_apart());
+  CHECK_THROWS(partition_layers(125, 16, 8));
+  CHECK_THROWS(partition_from_counts({1, 0, 1, 1}, 2, 2));  // an empty chunk in the middle
+
+  // The same work either way: the compute every GPU does, on average, is the model's whatever chunk
+  // holds the embedding and the head; the layout with them alone runs and keeps its counts.
+  const auto interleaved = plus(kPipelined8b, {"parallelism.schedule=interleaved", "parallelism.virtual_stages=2",
+                                               "training.global_batch_size=8"});
+  const RunResult folded =
+      run(test::load("llama-3-8b-zero3-h100", plus(interleaved, {"parallelism.pipeline_layers=[1,6,6,5,5,4,4,1]"})));
+  const RunResult apart =
+      run(test::load("llama-3-8b-zero3-h100", plus(interleaved, {"parallelism.pipeline_layers=[0,6,6,5,5,5,5,0]"})));
+  CHECK(chunk_layers(apart.partition) == std::vector<int>{0, 6, 6, 5, 5, 5, 5, 0});
+  const double folded_compute = folded.simulation->analysis.breakdown.compute;
+  const double apart_compute = apart.simulation->analysis.breakdown.compute;
+  INFO("mean compute per GPU: " << folded_compute << " s with the ends folded, " << apart_compute << " s apart");
+  CHECK(apart_compute == Approx(folded_compute).epsilon(1e-9));
 }

@@ -176,8 +176,9 @@ const ParamTable kParallelism = {
      .doc = "model chunks per GPU (interleaved schedule)", .min = 1, .max = kMaxCount},
     {.key = "pipeline_layers", .kind = ParamKind::integer_list,
      .doc = "transformer blocks per stage (pp entries) or per model chunk in model order (pp·virtual_stages); "
-            "sum = num_hidden_layers; absent: pipeline_partition decides",
-     .min = 1, .max = kMaxCount, .optional = true},
+            "sum = num_hidden_layers; the first and the last model chunk may be 0 (only the embedding, only the "
+            "head); absent: pipeline_partition decides",
+     .min = 0, .max = kMaxCount, .optional = true},
     {.key = "pipeline_partition", .kind = ParamKind::choice, .default_value = "uniform",
      .doc = "split of the blocks over stages when pipeline_layers is absent", .choices = names("pipeline_partition")},
     {.key = "zero_stage", .kind = ParamKind::integer, .default_value = 0, .doc = "ZeRO stage", .min = 0,
@@ -384,11 +385,13 @@ void check_cross_fields(Scenario& sc, ObjectReader& top, ObjectReader& tr, Objec
       par.error("pp", fmt::format("the interleaved schedule needs pp >= 2 (got {})", p.pp));
     // Layers need not divide evenly (Llama 3 405B: 126 layers on PP 16); the partition gives the
     // spare layers to the middle chunks, so the chunks holding the embedding and the LM head get
-    // fewer. Each chunk needs at least one layer.
-    else if (m.num_layers < p.pp * p.virtual_stages)
+    // fewer. Each chunk needs at least one layer but the first and the last, which may hold only
+    // the embedding and only the head (Llama 3 §3.3.2: 126 layers on 16 stages of 8 chunks).
+    else if (m.num_layers < p.pp * p.virtual_stages - 2)
       par.error("virtual_stages",
                 fmt::format("num_hidden_layers={} is fewer than the model chunks pp·virtual_stages = {}·{} = {} "
-                            "(each chunk needs a layer)",
+                            "less the two that may hold only the embedding and only the head (each other chunk "
+                            "needs a layer)",
                             m.num_layers, p.pp, p.virtual_stages, p.pp * p.virtual_stages));
   } else if (p.virtual_stages != 1) {
     par.error("virtual_stages", fmt::format("{} needs schedule \"interleaved\" (got \"{}\")",
@@ -406,10 +409,17 @@ void check_cross_fields(Scenario& sc, ObjectReader& top, ObjectReader& tr, Objec
     else if (sum != m.num_layers)
       par.error("pipeline_layers", fmt::format("sums to {}, expected num_hidden_layers={}", sum, m.num_layers));
     else if (n == p.pp && chunks != p.pp)
-      for (std::size_t i = 0; i < p.pipeline_layers.size(); ++i)
+      for (std::size_t i = 0; i < p.pipeline_layers.size(); ++i) {
         if (p.pipeline_layers[i] < p.virtual_stages)
           par.error_at_item("pipeline_layers", i, fmt::format("{} blocks cannot fill virtual_stages={} model chunks", p.pipeline_layers[i],
                               p.virtual_stages));
+      }
+    else
+      // Per model chunk: only the first (the embedding's) and the last (the head's) may be empty.
+      for (std::size_t i = 1; i + 1 < p.pipeline_layers.size(); ++i)
+        if (p.pipeline_layers[i] == 0)
+          par.error_at_item("pipeline_layers", i, "0 blocks: only the first model chunk (the embedding's) and the "
+                                                  "last (the head's) may hold no block (expected at least 1)");
     if (p.pipeline_partition != PipelinePartitioning::uniform)
       par.error("pipeline_partition", fmt::format("\"{}\" conflicts with explicit pipeline_layers (remove one)",
                                                   to_string(p.pipeline_partition)));

@@ -67,14 +67,15 @@ RingSteps ring_steps_seconds(const Op& op, const KernelCosts& kernels, double tp
 
 }  // namespace
 
-std::vector<LayerWork> layer_work(const Scenario& sc, const ComputeGraph& graph) {
+std::vector<LayerWork> layer_work(const Scenario& sc, const ComputeGraph& graph, EndsWork ends) {
   const int L = static_cast<int>(sc.model.num_layers);
   const double t = static_cast<double>(sc.parallelism.tp);
   const bool sp = sc.parallelism.sequence_parallel;
   const std::int64_t cp = sc.parallelism.cp;
   const ActivationPolicy policy{sc.parallelism.tp, sp, sc.memory.recompute, cp};
   const KernelCosts kernels(sc.hardware, sc.training.precision, sc.training.behaviour.attention);
-  std::vector<LayerWork> work(static_cast<std::size_t>(L));
+  const bool apart = ends == EndsWork::apart;
+  std::vector<LayerWork> work(static_cast<std::size_t>(apart ? L + 2 : L));
   std::vector<bool> past_core(static_cast<std::size_t>(L), false);  // vertices come in insertion order
   const std::int64_t ep = sc.parallelism.ep;
   const double pace = sc.training.moe.pace_factor();
@@ -87,8 +88,10 @@ std::vector<LayerWork> layer_work(const Scenario& sc, const ComputeGraph& graph)
     std::optional<Op> share;
     if (cp > 1) share = rank_share(graph_op, cp);
     const Op op = expert_shard(share ? *share : graph_op, ep, pace);
-    LayerWork& w = work[static_cast<std::size_t>(std::clamp(op.layer, 0, L - 1))];
     const bool in_block = op.layer >= 0 && op.layer < L;
+    const int entry = in_block || !apart ? std::clamp(op.layer, 0, L - 1)
+                                         : op.layer < 0 ? embedding_unit(L) : head_unit(L);
+    LayerWork& w = work[static_cast<std::size_t>(entry)];
     // The router and the latent-attention down-projections are replicated over TP (divided only by
     // sequence parallelism); every other GEMM is split over the TP group (Megatron column/row-parallel
     // linears, vocab-parallel head). Under CP each rank has s/cp of the tokens.
@@ -160,7 +163,8 @@ std::vector<LayerWork> layer_work(const Scenario& sc, const ComputeGraph& graph)
   // but only 0.1 ms of backward per layer in Korthikanti et al. 2022 Table 4). Plus one for the
   // vocab-parallel embedding's output and one for the LM head's input gradient. They block the
   // compute stream, as the collectives of the paper's Megatron did.
-  for (auto& w : work) {
+  for (int l = 0; l < L; ++l) {
+    LayerWork& w = work[static_cast<std::size_t>(l)];
     w.tp_fwd = kBlockCollectives;
     w.tp_bwd = sp ? 3 : 2;
     w.tp_bwd_async = kBlockCollectives;  // the two all-reduces; with SP two gathers and two scatters
@@ -179,8 +183,8 @@ std::vector<LayerWork> layer_work(const Scenario& sc, const ComputeGraph& graph)
                    static_cast<double>(sc.model.hidden_size) * act_bytes * pace;
     }
   }
-  work.front().tp_fwd += 1;
-  work.back().tp_bwd += 1;
+  work[static_cast<std::size_t>(apart ? embedding_unit(L) : 0)].tp_fwd += 1;
+  work[static_cast<std::size_t>(apart ? head_unit(L) : L - 1)].tp_bwd += 1;
   return work;
 }
 

@@ -30,8 +30,8 @@ struct CpAttentionWork {
 };
 
 /// One block's work for one micro-batch on one TP rank (and, with context parallelism, on its s/cp
-/// tokens). The embedding counts with the first block
-/// and the final norm, LM head and loss with the last, because they run on those blocks' stages.
+/// tokens). The embedding counts with the first block and the final norm, LM head and loss with the
+/// last, because they run on those blocks' stages (EndsWork::folded), or they have entries of their own.
 struct LayerWork {
   double fwd_flops = 0.0, fwd_bytes = 0.0;
   double bwd_flops = 0.0, bwd_bytes = 0.0;
@@ -63,6 +63,14 @@ struct LayerWork {
   double ep_bytes = 0.0;
 };
 
-std::vector<LayerWork> layer_work(const Scenario& sc, const ComputeGraph& graph);
+/// Where the embedding's and the head's work goes. Folded: with the first and the last block (one
+/// entry per block). Apart: in entries of their own after the blocks, embedding_unit(L) and
+/// head_unit(L), for a pipeline whose first model chunk holds only the embedding or whose last only
+/// the head (Llama 3 §3.3.2: 126 layers on 16 stages of 8 chunks).
+enum class EndsWork { folded, apart };
+inline constexpr int embedding_unit(int num_layers) { return num_layers; }
+inline constexpr int head_unit(int num_layers) { return num_layers + 1; }
+
+std::vector<LayerWork> layer_work(const Scenario& sc, const ComputeGraph& graph, EndsWork ends = EndsWork::folded);
 
 }  // namespace strata

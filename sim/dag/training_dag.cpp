@@ -66,7 +66,8 @@ class DagBuilder {
  public:
   DagBuilder(const Scenario& sc, const ComputeGraph& graph, const PipelinePartition& part, const MemoryEstimate& mem,
              const DagOptions& opt)
-      : sc_(sc), part_(part), mem_(mem), work_(layer_work(sc, graph)), options_(opt),
+      : sc_(sc), part_(part), mem_(mem),
+        work_(layer_work(sc, graph, part.ends_apart() ? EndsWork::apart : EndsWork::folded)), options_(opt),
         states_(state_bytes(sc.training)), checkpoint_(behaviour(sc.checkpoint.strategy)),
         near_storage_(sc.checkpoint.enabled && checkpoint_.optimizer_on_ssd),
         redundant_(sc.checkpoint.enabled && checkpoint_.replicates_next_stage),
@@ -136,6 +137,21 @@ class DagBuilder {
  private:
   using Frontier = DagContext::Frontier;
 
+  /// The work entries a unit runs, in its direction: the chunk's blocks, and where the embedding and
+  /// the head have entries of their own (EndsWork::apart), the embedding before the first chunk's
+  /// blocks and the head after the last chunk's.
+  std::vector<int> chunk_units(const PipelineUnit& u) const {
+    const ModelChunk& chunk = part_.chunks[static_cast<std::size_t>(u.chunk)];
+    const int L = static_cast<int>(sc_.model.num_layers);
+    std::vector<int> units;
+    const bool apart = work_.size() > static_cast<std::size_t>(L);
+    if (apart && u.chunk == 0) units.push_back(embedding_unit(L));
+    for (int l = chunk.first_layer; l < chunk.first_layer + chunk.num_layers; ++l) units.push_back(l);
+    if (apart && u.chunk + 1 == static_cast<int>(part_.chunks.size())) units.push_back(head_unit(L));
+    if (!u.forward) std::reverse(units.begin(), units.end());
+    return units;
+  }
+
   /// The attention core's share of a layer's forward kernel seconds (what TP overlap does not slow).
   static double core_fraction(const LayerWork& w) { return w.fwd_s > 0.0 ? w.core_s / w.fwd_s : 0.0; }
 
@@ -181,37 +197,38 @@ class DagBuilder {
     auto& last = ctx_.last(stage);
     pipeline_.receive(stage, u);
     const bool last_microbatch = u.microbatch == m_ - 1;
-    const int n = chunk.num_layers;
-    auto layer_at = [&](int k) { return u.forward ? chunk.first_layer + k : chunk.first_layer + n - 1 - k; };
+    const std::vector<int> units = chunk_units(u);
     offload_.begin_unit(stage, u, chunk);
-    for (int k = 0; k < n; ++k) {
-      const int layer = layer_at(k);
+    int k = -1;  // the unit's blocks in its direction: what the activation copies count
+    for (const int layer : units) {
+      const bool block = layer < static_cast<int>(sc_.model.num_layers);
+      if (block) ++k;
       const LayerWork& w = work_[static_cast<std::size_t>(layer)];
       const DagContext::ChunkPos pos{u.chunk, u.microbatch, layer};
       std::vector<MemoryChange> gathered_release;
       if (dp_.gathers_params()) gathered_release = dp_.param_gather(stage, pos, w, last);
       if (u.forward) {
         std::vector<MemoryChange> alloc = {{Tier::hbm, MemoryUse::activations, w.saved}};
-        offload_.before_forward(stage, last);
+        if (block) offload_.before_forward(stage, last);
         const Frontier before = last;
         // With CP the forward is the ring's steps (sim/dag/context_parallel_emitter); the TP overlap's
         // slowdown applies to the plain forward only.
-        auto ids = cp_.active()
+        auto ids = cp_.active() && block
                        ? forward_with_cp(stage, pos, w, alloc, gathered_release, last)
                        : ctx_.per_lane(stage, TaskKind::forward, pos,
                                        tp_.stretched({w.fwd_flops, w.fwd_bytes, w.fwd_s}, core_fraction(w), true),
                                        alloc, gathered_release, last);
-        offload_.after_forward(stage, pos, w, ids);
+        if (block) offload_.after_forward(stage, pos, w, ids);
         last = ep_.all_to_alls(stage, w.ep_fwd, w.ep_bytes, pos, tp_.collectives(stage, w.tp_fwd, pos, ids, &before));
         continue;
       }
-      offload_.before_backward(k, last);
+      if (block) offload_.before_backward(k, last);
       std::vector<MemoryChange> release = {{Tier::hbm, MemoryUse::activations, w.saved}};
       release.insert(release.end(), gathered_release.begin(), gathered_release.end());
       recompute_.before_backward(stage, pos, w, last, release);
       const Frontier before = last;
       std::vector<TaskId> ids;
-      if (cp_.active()) {
+      if (cp_.active() && block) {
         ids = backward_with_cp(stage, pos, w, release, last);
         last = tp_.collectives(stage, w.tp_bwd, pos, ids, &before);
       } else {
@@ -224,7 +241,7 @@ class DagBuilder {
         }
       }
       last = ep_.all_to_alls(stage, w.ep_bwd, w.ep_bytes, pos, last);
-      offload_.after_backward(stage, k, ids);
+      if (block) offload_.after_backward(stage, k, ids);
       // ZeRO-2/3 reduce-scatter every micro-batch into their gradient partitions; otherwise the
       // accumulated gradients are reduced once, after the last micro-batch.
       if (!(dp_.partitioned_grads() || last_microbatch)) continue;

@@ -18,10 +18,10 @@ int PipelinePartition::stage_of_layer(int layer) const {
 }
 
 PipelinePartition partition_layers(int num_layers, int stages, int virtual_stages) {
-  if (stages < 1 || virtual_stages < 1 || num_layers < stages)
-    throw std::invalid_argument("partition needs 1 <= stages <= layers");
-  PipelinePartition p{stages, virtual_stages, {}};
   const int num_chunks = stages * virtual_stages;
+  if (stages < 1 || virtual_stages < 1 || num_layers < num_chunks - 2 || num_layers < 1)
+    throw std::invalid_argument("partition needs a block for every model chunk but the first and the last");
+  PipelinePartition p{stages, virtual_stages, {}};
   std::vector<int> sizes(num_chunks, num_layers / num_chunks);
   int extra = num_layers % num_chunks;
   // Middle chunks first, then the last, then the first.
@@ -52,7 +52,8 @@ PipelinePartition partition_from_counts(const std::vector<int>& counts, int stag
   int next = 0;
   for (int c = 0; c < num_chunks; ++c) {
     const int n = sizes[static_cast<std::size_t>(c)];
-    if (n < 1) throw std::invalid_argument("each model chunk needs a block");
+    const bool end = num_chunks > 1 && (c == 0 || c == num_chunks - 1);
+    if (n < (end ? 0 : 1)) throw std::invalid_argument("each model chunk but the first and the last needs a block");
     p.chunks.push_back({c % stages, c / stages, next, n});
     next += n;
   }
