@@ -137,6 +137,20 @@ TEST_CASE("Validation table: published training throughputs", "[validation][simu
   check_band("offload", strata::kOffloadBand, [](const Row& r) { return r.offload; });
   check_band("fp8", strata::kFp8Band, [](const Row& r) { return r.fp8; });
   check_band("power limit", strata::kPowerLimitBand, [](const Row& r) { return r.power_limited; });
+  // The AsyncTP warning quotes the torchtitan 70B pair: measured gain and Strata's gain of TP overlap.
+  const auto row = [&](const std::string& id) {
+    const auto it = std::find_if(rows.begin(), rows.end(), [&](const Row& r) { return r.id == id; });
+    REQUIRE(it != rows.end());
+    return *it;
+  };
+  const Row blocking = row("torchtitan-llama31-70b-h100-256-fp8"), async = row("torchtitan-llama31-70b-h100-256-fp8-asynctp");
+  const double measured_gain = 100.0 * (async.measured / blocking.measured - 1.0);
+  const double strata_gain = 100.0 * (async.strata / blocking.strata - 1.0);
+  INFO(fmt::format("AsyncTP gain measured {:+.1f} %, Strata {:+.1f} %; confidence.hpp says {:+.1f} % and {:+.1f} %",
+                   measured_gain, strata_gain, strata::kAsyncTpMeasuredGainPercent,
+                   strata::kTpOverlapStrataGainPercent));
+  CHECK(std::fabs(measured_gain - strata::kAsyncTpMeasuredGainPercent) <= 0.1);
+  CHECK(std::fabs(strata_gain - strata::kTpOverlapStrataGainPercent) <= 1.0);
 
   const std::string summary = fmt::format(
       "\nAll {} rows: mean |error| {:.1f} %, max {:.1f} %. The {} rows held to the tolerance: mean {:.1f} %, max {:.1f} %.\n",

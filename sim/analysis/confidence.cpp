@@ -142,9 +142,17 @@ Confidence assess_confidence(const Scenario& sc, const RunResult& r) {
                                      -kOffloadBand.low_percent, kOffloadBand.high_percent, kOffloadBand.runs));
   if (sc.training.precision == Precision::fp8)
     c.warnings.push_back(fmt::format("fp8 runs came out {:.0f} % shorter to {:.0f} % longer than measured in the {} "
-                                     "published FP8 runs (H100, NeMo) Strata reproduces, the shortest on the narrowest "
-                                     "model: the casts and transposes of FP8 operands are not modelled",
+                                     "published FP8 runs (H100: NeMo, torchtitan) Strata reproduces: the casts and "
+                                     "transposes of FP8 operands are not modelled, which weighs most on narrow models",
                                      -kFp8Band.low_percent, kFp8Band.high_percent, kFp8Band.runs));
+  if (sc.training.behaviour.overlap_tp_comm && sc.training.framework != Framework::megatron_core &&
+      sc.parallelism.tp > 1)
+    c.warnings.push_back(fmt::format("overlapped TP communication is timed as Transformer Engine's userbuffers "
+                                     "pipeline it; torchtitan's AsyncTP measured +{:.1f} % throughput over blocking TP "
+                                     "where this model gives +{:.0f} % on the same run (docs/validation.md): expect "
+                                     "slower with {}",
+                                     kAsyncTpMeasuredGainPercent, kTpOverlapStrataGainPercent,
+                                     to_string(sc.training.framework)));
   if (power_limited(sc.hardware))
     c.warnings.push_back(fmt::format("at its {:g} W power limit (rated {:g} W) the GPU's SM clock is taken as {:.3f} of "
                                      "boost by the f³ power law, checked on {} published runs only (torchtitan, H100 "
