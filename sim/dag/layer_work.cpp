@@ -188,4 +188,16 @@ std::vector<LayerWork> layer_work(const Scenario& sc, const ComputeGraph& graph,
   return work;
 }
 
+std::vector<int> chunk_work_units(const PipelinePartition& part, int chunk, const std::vector<LayerWork>& work) {
+  const ModelChunk& c = part.chunks[static_cast<std::size_t>(chunk)];
+  const ModelChunk& tail = part.chunks.back();
+  const int blocks = tail.first_layer + tail.num_layers;
+  const bool apart = work.size() > static_cast<std::size_t>(blocks);
+  std::vector<int> units;
+  if (apart && chunk == 0) units.push_back(embedding_unit(blocks));
+  for (int l = c.first_layer; l < c.first_layer + c.num_layers; ++l) units.push_back(l);
+  if (apart && chunk + 1 == static_cast<int>(part.chunks.size())) units.push_back(head_unit(blocks));
+  return units;
+}
+
 }  // namespace strata

@@ -9,6 +9,7 @@
 
 #include "sim/config/scenario_spec.hpp"
 #include "sim/graph/compute_graph.hpp"
+#include "sim/graph/pipeline_partition.hpp"
 
 namespace strata {
 
@@ -72,5 +73,10 @@ inline constexpr int embedding_unit(int num_layers) { return num_layers; }
 inline constexpr int head_unit(int num_layers) { return num_layers + 1; }
 
 std::vector<LayerWork> layer_work(const Scenario& sc, const ComputeGraph& graph, EndsWork ends = EndsWork::folded);
+
+/// The entries of `work` (layer_work's result) model chunk `chunk` runs, in forward order: its blocks,
+/// and when the embedding and the head have entries of their own, the embedding before the first
+/// chunk's blocks and the head after the last chunk's.
+std::vector<int> chunk_work_units(const PipelinePartition& part, int chunk, const std::vector<LayerWork>& work);
 
 }  // namespace strata

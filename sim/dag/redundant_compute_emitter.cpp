@@ -15,10 +15,9 @@ RedundantComputeEmitter::RedundantComputeEmitter(DagContext& ctx, const Pipeline
 /// successor fails. Its activations are not kept (Bamboo's lazy backward runs only after a
 /// failure).
 void RedundantComputeEmitter::forward(int stage, const PipelineUnit& u) {
-  const ModelChunk& next = part_.chunks[static_cast<std::size_t>(successor(u.chunk))];
   DagContext::Work work;
   int collectives = 0;
-  for (int l = next.first_layer; l < next.first_layer + next.num_layers; ++l) {
+  for (const int l : chunk_work_units(part_, successor(u.chunk), work_)) {
     const LayerWork& w = work_[static_cast<std::size_t>(l)];
     work.flops += w.fwd_flops;
     work.bytes += w.fwd_bytes;

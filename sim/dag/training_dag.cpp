@@ -137,17 +137,9 @@ class DagBuilder {
  private:
   using Frontier = DagContext::Frontier;
 
-  /// The work entries a unit runs, in its direction: the chunk's blocks, and where the embedding and
-  /// the head have entries of their own (EndsWork::apart), the embedding before the first chunk's
-  /// blocks and the head after the last chunk's.
+  /// The work entries a unit runs, in its direction (chunk_work_units).
   std::vector<int> chunk_units(const PipelineUnit& u) const {
-    const ModelChunk& chunk = part_.chunks[static_cast<std::size_t>(u.chunk)];
-    const int L = static_cast<int>(sc_.model.num_layers);
-    std::vector<int> units;
-    const bool apart = work_.size() > static_cast<std::size_t>(L);
-    if (apart && u.chunk == 0) units.push_back(embedding_unit(L));
-    for (int l = chunk.first_layer; l < chunk.first_layer + chunk.num_layers; ++l) units.push_back(l);
-    if (apart && u.chunk + 1 == static_cast<int>(part_.chunks.size())) units.push_back(head_unit(L));
+    std::vector<int> units = chunk_work_units(part_, u.chunk, work_);
     if (!u.forward) std::reverse(units.begin(), units.end());
     return units;
   }
