@@ -113,6 +113,10 @@ TEST_CASE("describe NAME shows one model, hardware profile or scenario as read, 
   CHECK(h.out.find("81559 MiB") != std::string::npos);            // as written
   CHECK(h.out.find("= 8.55208e+10 B") != std::string::npos);      // as read, SI
   CHECK(h.out.find("(default)") != std::string::npos);             // what the profile leaves out
+  CHECK(h.out.find("the SM clock is") == std::string::npos);       // runs at its rated power
+  const Result capped = strata_cli("describe hardware grand-teton-h100");
+  REQUIRE(capped.code == 0);
+  CHECK(capped.out.find("at its 500 W power limit (rated 700 W) the SM clock is 0.686 of boost") != std::string::npos);
   const Result s = strata_cli("describe scenarios default");
   REQUIRE(s.code == 0);
   CHECK(s.out.find("models/gpt3-175b.json") != std::string::npos);

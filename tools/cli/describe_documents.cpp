@@ -132,6 +132,10 @@ void describe_hardware_profile(const FolderCatalog& catalog, const std::string& 
               static_cast<long long>(h.gpus_per_node), format_bytes(h.gpu.hbm.value).c_str(),
               format_quantity(h.gpu.hbm_bandwidth.value, Dimension::bytes_per_second).c_str(),
               format_quantity(h.nvlink_bandwidth.value, Dimension::bytes_per_second).c_str());
+  if (power_limited(h))
+    std::printf("  at its %g W power limit (rated %g W) the SM clock is %.3f of boost (f^3 power law; %.3f at the rated "
+                "power)\n",
+                h.gpu.power_limit.value, h.gpu.tdp.value, sustained_clock(h), h.kernels.sustained_clock);
   std::printf("  each key: as written = as read (SI), or its default; source texts shortened (full in the file)\n");
   print_sections(doc, hardware_param_tables());
 }
