@@ -108,6 +108,12 @@ TEST_CASE("A lower power limit slows the SM clock by the f^3 power law, never th
   // Above the rated power the clock may rise, but never past boost.
   const strata::Scenario raised = strata::test::load("llama-3-8b-zero3-h100", {"hardware.gpu.power_limit=\"2000 W\""});
   CHECK(strata::sustained_clock(raised.hardware) == 1.0);
+  // A GPU without kernel tables (the roofline) slows by the same law, not silently at full clock.
+  const strata::Scenario roofline = strata::test::load(
+      "llama-3-8b-zero3-h100", {"hardware=dgx-b200", "hardware.gpu.tdp=\"1000 W\"", "hardware.gpu.idle_power=\"100 W\"",
+                                "hardware.gpu.power_limit=\"700 W\""});
+  REQUIRE_FALSE(roofline.hardware.kernels.present);
+  CHECK(strata::sustained_clock(roofline.hardware) == Approx(std::cbrt(600.0 / 900.0)).epsilon(1e-12));
 }
 
 TEST_CASE("A power limit the profile cannot model is refused with its path", "[kernels][config]") {

@@ -257,8 +257,8 @@ bool power_limited(const HardwareSpec& h) {
 }
 
 double sustained_clock(const HardwareSpec& h) {
-  if (!h.kernels.present) return 1.0;
-  const double at_tdp = h.kernels.sustained_clock;
+  // Without kernel tables the roofline's efficiency.gemm already holds the clock at the rated power.
+  const double at_tdp = h.kernels.present ? h.kernels.sustained_clock : 1.0;
   if (!power_limited(h)) return at_tdp;
   const double dynamic = (h.gpu.power_limit.value - h.gpu.idle_power.value) / (h.gpu.tdp.value - h.gpu.idle_power.value);
   return std::min(1.0, at_tdp * std::cbrt(dynamic));

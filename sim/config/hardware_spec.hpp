@@ -156,7 +156,8 @@ struct HardwareSpec {
 /// the rated board power (gpu.tdp). Below it the power the board draws above idle is dynamic power,
 /// α·C·V²·f, and across the DVFS range the voltage follows the clock (V ∝ f), so it scales with f³:
 /// f = f_tdp · ((limit − idle) / (tdp − idle))^(1/3), never above the boost clock. Without a lower limit
-/// (or without the power fields) it is kernels.sustained_clock; without kernel tables, 1.
+/// (or without the power fields) it is kernels.sustained_clock; without kernel tables 1 at the rated
+/// power (the roofline's efficiency.gemm holds the clock), scaled by the same law below it.
 double sustained_clock(const HardwareSpec& h);
 /// True when gpu.power_limit is set and differs from gpu.tdp: the clock is the power law's, not the profile's.
 bool power_limited(const HardwareSpec& h);
