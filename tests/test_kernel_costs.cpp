@@ -43,6 +43,36 @@ TEST_CASE("GEMM tile/wave model reproduces OpenXLA's measured H100 bf16 matmuls"
   CHECK(c.max_error() <= 0.35);
 }
 
+
+TEST_CASE("FP8 GEMMs gain on FP16 as K grows, as tile-ai measured on H800", "[kernels][validation]") {
+  // M = N = 8192, K swept (TFLOP/s), one H800 SXM, tile-ai's benchmark_matmul.py: the FP16 and FP8
+  // READMEs of xwhzz/tilelang benchmark/matmul{,_fp8} (commit b2acfc37). Their ratio isolates what
+  // the operand type changes; absolute rates are tilelang's kernels, not cuBLAS.
+  const double sweep[][3] = {{256, 386, 569},   {512, 520, 858},    {1024, 628, 1129}, {2048, 705, 1343},
+                             {4096, 736, 1467}, {8192, 758, 1507}, {16384, 766, 1541}};
+  const strata::HardwareSpec hw = h100_at_boost();
+  const strata::KernelCosts fp16(hw, strata::Precision::bf16, strata::AttentionKernel::vendor_fused);
+  const strata::KernelCosts fp8(hw, strata::Precision::fp8, strata::AttentionKernel::vendor_fused);
+  strata::test::Comparison c("H800 FP8 / FP16 GEMM throughput, 8192 x 8192 x K (tilelang measured vs model)", "x");
+  strata::test::Comparison held("", "x");
+  for (const auto& row : sweep) {
+    const double kk = row[0];
+    const double ratio = fp16.gemm_seconds(8192, 8192, kk) / fp8.gemm_seconds(8192, 8192, kk);
+    c.add(fmt::format("K = {}", kk), row[2] / row[1], ratio);
+    if (kk >= 512) held.add("", row[2] / row[1], ratio);
+  }
+  c.print();
+  // At K = 256 writing the 8192 x 8192 BF16 output (134 MB) bounds the FP8 kernel in the model
+  // (52 us at efficiency.memory; tilelang measured 60 us), while tilelang's FP16 kernel runs 26 %
+  // below the profile's cuBLAS-fitted rate (386 against 520 TFLOP/s): the ratio there compares two
+  // libraries, and
+  // only K >= 512 is held. A tile's fixed time taken as the same K-steps at either rate would give
+  // 2.0 at every K (+21 % at K = 512). The upstream README (tile-ai/tilelang, commit 9fcebdcf)
+  // holds a slower FP8 run of the same sweep (376-1,523 TFLOP/s) with no FP16 run beside it; it
+  // is not used.
+  CHECK(held.mean_error() <= 0.03);
+  CHECK(held.max_error() <= 0.05);
+}
 TEST_CASE("Fused attention rates reproduce the published H100 FlashAttention measurements", "[kernels][validation]") {
   const strata::HardwareSpec hw = h100_at_boost();
   // FlashAttention benchmark shapes: batch x seq = 16k tokens, 16 heads of 128; non-causal.

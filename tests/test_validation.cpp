@@ -177,7 +177,7 @@ TEST_CASE("A pytorch-fsdp run says how optimistic Strata was on the published FS
   };
   const std::string fsdp = warnings("pytorch-fsdp");
   INFO(fsdp);
-  CHECK(fsdp.find("with pytorch-fsdp on H100 Strata's iterations were 4-31 % shorter than measured in all 52") !=
+  CHECK(fsdp.find("with pytorch-fsdp on H100 Strata's iterations were 4-31 % shorter than measured in all 70") !=
         std::string::npos);
   CHECK(warnings("megatron-core").find("pytorch-fsdp") == std::string::npos);
 }

@@ -1,7 +1,7 @@
 // MosaicML llm-foundry's MPT benchmark sweep (tests/data/validation/llm_foundry_mpt.json): every
-// BF16 row of its three tables (H100 80GB, A100 80GB, A100 40GB; 125M to 70B parameters, 8 to 128
-// GPUs, sequences of 512 to 65,536 tokens, FSDP FULL_SHARD with and without activation
-// checkpointing) run from the configuration the row states, Strata's tokens/s per GPU beside the
+// BF16 row of its four tables (H100 80GB at 8-64 and at 128-512 GPUs, A100 80GB, A100 40GB; 125M
+// to 70B parameters, sequences of 512 to 65,536 tokens, FSDP FULL_SHARD or SHARD_GRAD_OP with and
+// without activation checkpointing) run from the configuration the row states, Strata's tokens/s per GPU beside the
 // measured, and the table regenerated into docs/validation.md between its llm-foundry markers. A row
 // without a known gap (its own, or its table's) fails past the file's tolerance; the pytorch-fsdp
 // bands the confidence lines quote (sim/analysis/confidence.hpp) must be this sweep's.
@@ -28,7 +28,8 @@ struct Run {
 };
 
 /// The scenario a row states: the table's node, the model size's shape with the sweep's shared
-/// architecture, FSDP (ZeRO-3) over every GPU, the row's micro-batch, global batch and checkpointing.
+/// architecture, FSDP over every GPU (FULL_SHARD: ZeRO-3; SHARD_GRAD_OP, which keeps the parameters
+/// whole between forward and backward: ZeRO-2), the row's micro-batch, global batch and checkpointing.
 nlohmann::json row_scenario(const nlohmann::json& data, const nlohmann::json& row) {
   const std::string size = row.at("model");
   nlohmann::json model = data.at("model");
@@ -47,7 +48,7 @@ nlohmann::json row_scenario(const nlohmann::json& data, const nlohmann::json& ro
           {"hardware", data.at("tables").at(row.at("table").get<std::string>()).at("hardware")},
           {"gpus", row.at("gpus")},
           {"training", training},
-          {"parallelism", {{"tp", 1}, {"pp", 1}, {"zero_stage", 3}}},
+          {"parallelism", {{"tp", 1}, {"pp", 1}, {"zero_stage", row.value("sharding", "FULL_SHARD") == "SHARD_GRAD_OP" ? 2 : 3}}},
           {"memory", {{"recompute", row.at("recompute")}}}};
 }
 
@@ -63,10 +64,10 @@ TEST_CASE("Validation: MosaicML llm-foundry's MPT benchmark sweep", "[validation
     const strata::RunResult r = strata::run_scenario(sc);
     const auto& table = data.at("tables").at(row.at("table").get<std::string>());
     Run run{row.at("table"), strata::gpu_family(sc.hardware.gpu.model),
-            fmt::format("{} | {} | {} | {} x {} | {}", row.at("model").get<std::string>(), row.at("seq_len").get<int>(),
+            fmt::format("{} | {} | {} | {} x {} | {}{}", row.at("model").get<std::string>(), row.at("seq_len").get<int>(),
                         row.at("gpus").get<int>(), row.at("micro_batch").get<int>(),
                         row.at("global_batch").get<int>() / row.at("gpus").get<int>() / row.at("micro_batch").get<int>(),
-                        row.at("recompute").get<std::string>()),
+                        row.at("recompute").get<std::string>(), row.contains("sharding") ? ", SHARD_GRAD_OP" : ""),
             row.value("known_gap", table.value("known_gap", "")), row.at("measured").get<double>(),
             r.simulation->throughput.tokens_per_s / static_cast<double>(sc.gpus)};
     runs.push_back(run);
@@ -75,17 +76,19 @@ TEST_CASE("Validation: MosaicML llm-foundry's MPT benchmark sweep", "[validation
   std::string doc = fmt::format(
       "## MosaicML llm-foundry MPT sweep (tests/test_validation_foundry.cpp)\n\n{}. Tokens/s per GPU; the error is on "
       "the time an iteration takes (negative = Strata optimistic). Tolerance {:.0f} % per row; a row or table with a "
-      "known gap is shown with the reason and not held to it. Every run is FSDP FULL_SHARD over all its GPUs with "
-      "FlashAttention in Triton (tests/data/validation/llm_foundry_mpt.json has the rest).\n\n"
+      "known gap is shown with the reason and not held to it. Every run is FSDP over all its GPUs (FULL_SHARD unless "
+      "the row says SHARD_GRAD_OP) with FlashAttention in Triton (tests/data/validation/llm_foundry_mpt.json has the "
+      "rest).\n\n"
       "| table | runs | mean error | mean abs. error | range |\n|---|---|---|---|---|\n",
       data.at("source").get<std::string>(), 100.0 * tolerance);
   std::string body;
   for (const auto& [key, table] : data.at("tables").items()) {
     int count = 0;
     double sum = 0.0, sum_abs = 0.0, low = std::numeric_limits<double>::infinity(), high = -low;
-    body += fmt::format("\n### {}{}\n\n| model | sequence | GPUs | micro-batch x accumulation | recompute | measured | "
+    body += fmt::format("\n### {}{}{}\n\n| model | sequence | GPUs | micro-batch x accumulation | recompute | measured | "
                         "Strata | error |\n|---|---|---|---|---|---|---|---|\n",
                         table.at("title").get<std::string>(),
+                        table.contains("source") ? " (" + table.at("source").get<std::string>() + ")" : "",
                         table.contains("known_gap") ? " (known gap: " + table.at("known_gap").get<std::string>() + ")"
                                                     : "");
     for (const Run& run : runs) {

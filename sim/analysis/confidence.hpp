@@ -29,7 +29,7 @@ struct GpuBand {
 };
 /// The pytorch-fsdp framework per GPU: MosaicML llm-foundry's MPT benchmark sweep (docs/validation.md,
 /// llm-foundry; tests/test_validation_foundry.cpp checks these against it).
-inline constexpr GpuBand kFsdpBands[] = {{"A100", {139, -28.6, 12.3}, 5.3}, {"H100", {52, -31.1, -4.4}, 18.8}};
+inline constexpr GpuBand kFsdpBands[] = {{"A100", {139, -28.6, 12.3}, 5.3}, {"H100", {70, -31.1, -4.4}, 17.9}};
 /// "A100-SXM4-80GB" -> "A100": the family a band is kept for.
 std::string gpu_family(const std::string& gpu_model);
 /// The deepspeed framework (the ZeRO-Offload tutorial's 10B run and ZeRO-Infinity's runs on one DGX-2).
@@ -39,16 +39,16 @@ inline constexpr ValidatedBand kOffloadBand{5, -29.6, 28.4};
 /// FP8 training (NeMo 24.09 Llama 3.1 8B, 70B and 405B on H100; torchtitan's Float8 Llama 3.1 70B,
 /// with and without AsyncTP). The casts and transposes of FP8 GEMM operands are not modelled; they
 /// weigh most on narrow models. The shortest is the AsyncTP run (TP overlap, see below).
-inline constexpr ValidatedBand kFp8Band{5, -24.5, 5.4};
+inline constexpr ValidatedBand kFp8Band{5, -23.5, 6.6};
 /// GPUs run below their rated power (gpu.power_limit < gpu.tdp), whose SM clock comes from the f³
 /// power law (sustained_clock): torchtitan's runs on H100 at 500 W (Llama 3.1 8B eager and compiled,
 /// 70B Float8 with and without AsyncTP).
-inline constexpr ValidatedBand kPowerLimitBand{6, -24.5, -5.3};
+inline constexpr ValidatedBand kPowerLimitBand{6, -23.5, -4.4};
 /// Overlapped TP communication outside Megatron-Core is timed as Transformer Engine's userbuffers
 /// pipeline it: on torchtitan's Llama 3.1 70B (FSDP 32 x TP 8, 256 H100) AsyncTP measured this much
 /// more throughput than the blocking run, where Strata's overlap gives kTpOverlapStrataGainPercent.
 inline constexpr double kAsyncTpMeasuredGainPercent = 5.7;
-inline constexpr double kTpOverlapStrataGainPercent = 33.0;
+inline constexpr double kTpOverlapStrataGainPercent = 32.0;
 
 Confidence assess_confidence(const Scenario& sc, const RunResult& r);
 

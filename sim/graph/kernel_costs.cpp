@@ -13,6 +13,13 @@ namespace {
 // benchmark_flash_attention.py).
 constexpr double kFlashBackwardFlops = 2.5;
 
+/// The 16-bit rate a profile's GEMM table (gemm_efficiency, gemm_k_overhead) was measured at.
+double sixteen_bit_peak(const HardwareSpec& hw) {
+  for (Precision p : {Precision::bf16, Precision::fp16})
+    if (auto it = hw.gpu.peak.find(p); it != hw.gpu.peak.end()) return it->second.value;
+  return 0.0;
+}
+
 }  // namespace
 
 KernelCosts::KernelCosts(const HardwareSpec& hw, Precision precision, AttentionKernel attention)
@@ -44,6 +51,16 @@ KernelCosts::KernelCosts(const HardwareSpec& hw, Precision precision, AttentionK
   attention_peak_ = attention_peak->second.value * clock;
   attention_rate_ = attention_peak_ * efficiency;
   memory_rate_ = hw.gpu.hbm_bandwidth.value * hw.efficiency.memory;
+  // A tile's prologue and epilogue (filling its pipeline, writing its output) take the same time
+  // whatever the operands' type: gemm_k_overhead is that time in K-steps at the 16-bit rate the
+  // table was measured at, so at fp8's doubled rate it is twice as many K-steps (tile-ai's H800
+  // FP16 and FP8 sweeps: the FP8/FP16 ratio grows from 1.47 at K = 256 to 2.0 at 16K;
+  // docs/references.md, Kernel-level compute costs).
+  const double reference = sixteen_bit_peak(hw);
+  k_overhead_ = k_.k_overhead * (reference > 0.0 ? peak->second.value / reference : 1.0);
+  operand_bytes_ = bytes_per_element(precision);
+  // Transformer Engine's FP8 GEMMs write BF16 (its recipes' output type).
+  output_bytes_ = precision == Precision::fp8 ? 2.0 : bytes_per_element(precision);
 }
 
 double KernelCosts::gemm_seconds(double m, double n, double k, double count) const {
@@ -59,9 +76,8 @@ double KernelCosts::gemm_seconds(double m, double n, double k, double count) con
   double best = 0.0;
   for (double split = 1.0;; split *= 2.0) {
     const double waves = std::ceil(tiles * split / sms);
-    const double compute = waves * tile_seconds_per_k * (k / split + k_.k_overhead);
-    const double element = 2.0;  // 16-bit operands: the roofline's memory side
-    double bytes = element * count * (m * k + k * n + m * n);
+    const double compute = waves * tile_seconds_per_k * (k / split + k_overhead_);
+    double bytes = count * (operand_bytes_ * (m * k + k * n) + output_bytes_ * m * n);
     if (split > 1.0) bytes += 4.0 * 2.0 * count * m * n * split;  // fp32 partials out and back in
     const double t = std::max(compute, bytes / memory_rate_);
     if (split == 1.0 || t < best) best = t;

@@ -2,7 +2,8 @@
 
 /// What an op's kernels take on one GPU, from their shapes (the GPU's `kernels` profile section):
 ///   - a GEMM runs in waves of output tiles over the SMs; a wave of tiles of K-depth k takes
-///     (k + k_overhead) / k times the ideal, and a problem with fewer tiles than SMs splits K to fill
+///     (k + k_overhead) / k times the ideal (k_overhead: a tile's fixed time, in K-steps at the
+///     16-bit rate, so twice as many at fp8's), and a problem with fewer tiles than SMs splits K to fill
 ///     them (cuBLAS split-K) when that is faster (NVIDIA, "Matrix Multiplication Background User's
 ///     Guide": tile and wave quantization);
 ///   - fused attention runs at its measured fraction of peak over waves of query tiles, skipping
@@ -52,6 +53,8 @@ class KernelCosts {
   /// attention stays in BF16 (Transformer Engine's recipes default to fp8_dpa = False).
   double attention_peak_ = 0.0, attention_rate_ = 0.0;
   double memory_rate_ = 0.0;
+  double k_overhead_ = 0.0;  ///< gemm_k_overhead in K-steps at this precision's rate
+  double operand_bytes_ = 2.0, output_bytes_ = 2.0;  ///< the roofline's memory side
 };
 
 }  // namespace strata
