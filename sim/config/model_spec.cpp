@@ -137,7 +137,7 @@ const std::vector<std::string>& hf_modelled_keys() {
       "activation_function", "tie_word_embeddings", "attention_bias", "mlp_bias", "num_local_experts",
       "num_experts_per_tok", "attention_dropout", "attn_pdrop", "hidden_dropout", "resid_pdrop", "embd_pdrop",
       "use_parallel_residual", "sliding_window", "sliding_window_size", "use_sliding_window",
-      "max_window_layers", "attn_logit_softcapping", "final_logit_softcapping",
+      "max_window_layers", "layer_types", "attn_logit_softcapping", "final_logit_softcapping",
       // MoE (Qwen2-MoE, Qwen3-MoE, DeepSeek-V2/V3) and DeepSeek's multi-head latent attention.
       "num_experts", "n_routed_experts", "n_shared_experts", "moe_intermediate_size",
       "shared_expert_intermediate_size", "first_k_dense_replace", "moe_layer_freq", "decoder_sparse_step",
@@ -258,7 +258,9 @@ const std::vector<HfFamily>& hf_families() {
       {"qwen2", MlpKind::gated, false, false, false, true, false, false, false, false, "silu", W::qwen, false, false, 0.0},
       // Qwen2MoeAttention: q/k/v bias=True, o_proj bias=False, as Qwen2.
       {"qwen2_moe", MlpKind::gated, false, false, false, true, false, false, false, false, "silu", W::qwen, false, false, 0.0},
-      // Qwen3MoeAttention: bias=config.attention_bias on Q/K/V/O; q_norm/k_norm per head.
+      // Qwen3Attention and Qwen3MoeAttention: bias=config.attention_bias on Q/K/V/O; q_norm/k_norm
+      // per head.
+      {"qwen3", MlpKind::gated, false, false, true, false, false, false, false, false, "silu", W::qwen, false, false, 0.0},
       {"qwen3_moe", MlpKind::gated, false, false, true, false, false, false, false, false, "silu", W::qwen, false, false, 0.0},
       // DeepseekV2/V3Attention: q_a_proj (or q_proj), kv_a_proj_with_mqa and o_proj take
       // bias=config.attention_bias; the up-projections have none.
@@ -333,8 +335,6 @@ void read_experts(const json& hf, const std::string& type, json& out,
         out["shared_expert_intermediate_size"] = hf.at("shared_expert_intermediate_size");
         out["shared_expert_gate"] = true;
       }
-    } else {
-      out["qk_norm"] = true;  // Qwen3MoeAttention q_norm, k_norm
     }
   }
   if (deepseek) {
@@ -362,6 +362,42 @@ void read_experts(const json& hf, const std::string& type, json& out,
     // transformers' DeepseekV3Config sets head_dim = qk_rope_head_dim for the rotary embedding only;
     // the heads' widths are the qk_*/v_head_dim keys.
     out.erase("head_dim");
+  }
+}
+
+/// Newer transformers write `layer_types` (one "full_attention" or "sliding_attention" per layer) into
+/// the configs they save; it must name the layers the family's keys give a window to (Strata's
+/// ModelSpec::windowed), else the config is refused: a mixed pattern Strata would count wrong.
+void check_layer_types(const json& hf, const json& out, const std::function<std::string(const std::string&)>& at,
+                       Diagnostics& diag) {
+  if (!present(hf, "layer_types")) return;
+  const json& types = hf.at("layer_types");
+  const std::int64_t layers = out.contains("num_hidden_layers") && out.at("num_hidden_layers").is_number_integer()
+                                  ? out.at("num_hidden_layers").get<std::int64_t>() : -1;
+  if (!types.is_array() || static_cast<std::int64_t>(types.size()) != layers) {
+    diag.add(at("layer_types"), fmt::format("expected one entry per layer ({} of \"full_attention\" or "
+                                            "\"sliding_attention\"), got {}",
+                                            layers, show_value(types.dump())));
+    return;
+  }
+  const bool has_window = out.contains("sliding_window") && out.at("sliding_window").is_number() &&
+                          out.at("sliding_window").get<double>() > 0;
+  const bool alternate = out.value("sliding_window_layers", std::string{"all"}) == "alternate";
+  for (std::size_t i = 0; i < types.size(); ++i) {
+    const json& t = types[i];
+    if (!t.is_string() || (t != "full_attention" && t != "sliding_attention")) {
+      diag.add(at("layer_types") + "/" + std::to_string(i),
+               fmt::format("expected \"full_attention\" or \"sliding_attention\", got {}", show_value(t.dump())));
+      return;
+    }
+    const bool windowed = has_window && (!alternate || i % 2 == 0);  // as ModelSpec::windowed
+    if ((t == "sliding_attention") != windowed) {
+      diag.add(at("layer_types") + "/" + std::to_string(i),
+               fmt::format("not modelled by Strata yet (got {}; the config's other keys give this layer {}, and "
+                           "Strata models no other per-layer pattern)",
+                           t.dump(), windowed ? "a sliding window" : "full attention"));
+      return;
+    }
   }
 }
 
@@ -454,6 +490,7 @@ json from_huggingface(const json& hf, const std::string& pointer, Diagnostics& d
   out["mlp_bias"] = mlp_bias;
 
   read_experts(hf, type, out, at, diag);
+  if (type == "qwen3" || type == "qwen3_moe") out["qk_norm"] = true;  // Qwen3Attention q_norm, k_norm
 
   // Dropout: Strata has one residual-branch setting (embedding and block outputs) and one on the
   // attention probabilities; a mask is saved when the rate is > 0.
@@ -500,6 +537,8 @@ json from_huggingface(const json& hf, const std::string& pointer, Diagnostics& d
   if (fam->window != W::qwen)
     for (const char* k : {"use_sliding_window", "max_window_layers"})
       if (present(hf, k)) diag.add(at(k), fmt::format("not modelled by Strata yet (not read by {} models)", type));
+
+  check_layer_types(hf, out, at, diag);
 
   if (type == "gemma2") {
     // Gemma2Config defaults: attention scores capped at 50, final logits at 30.
