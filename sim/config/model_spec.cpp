@@ -374,6 +374,7 @@ void check_layer_types(const json& hf, const json& out, const std::function<std:
   const json& types = hf.at("layer_types");
   const std::int64_t layers = out.contains("num_hidden_layers") && out.at("num_hidden_layers").is_number_integer()
                                   ? out.at("num_hidden_layers").get<std::int64_t>() : -1;
+  if (layers < 0) return;  // num_hidden_layers is missing or wrong, and reported as such
   if (!types.is_array() || static_cast<std::int64_t>(types.size()) != layers) {
     diag.add(at("layer_types"), fmt::format("expected one entry per layer ({} of \"full_attention\" or "
                                             "\"sliding_attention\"), got {}",
