@@ -365,43 +365,6 @@ void read_experts(const json& hf, const std::string& type, json& out,
   }
 }
 
-/// Newer transformers write `layer_types` (one "full_attention" or "sliding_attention" per layer) into
-/// the configs they save; it must name the layers the family's keys give a window to (Strata's
-/// ModelSpec::windowed), else the config is refused: a mixed pattern Strata would count wrong.
-void check_layer_types(const json& hf, const json& out, const std::function<std::string(const std::string&)>& at,
-                       Diagnostics& diag) {
-  if (!present(hf, "layer_types")) return;
-  const json& types = hf.at("layer_types");
-  const std::int64_t layers = out.contains("num_hidden_layers") && out.at("num_hidden_layers").is_number_integer()
-                                  ? out.at("num_hidden_layers").get<std::int64_t>() : -1;
-  if (layers < 0) return;  // num_hidden_layers is missing or wrong, and reported as such
-  if (!types.is_array() || static_cast<std::int64_t>(types.size()) != layers) {
-    diag.add(at("layer_types"), fmt::format("expected one entry per layer ({} of \"full_attention\" or "
-                                            "\"sliding_attention\"), got {}",
-                                            layers, show_value(types.dump())));
-    return;
-  }
-  const bool has_window = out.contains("sliding_window") && out.at("sliding_window").is_number() &&
-                          out.at("sliding_window").get<double>() > 0;
-  const bool alternate = out.value("sliding_window_layers", std::string{"all"}) == "alternate";
-  for (std::size_t i = 0; i < types.size(); ++i) {
-    const json& t = types[i];
-    if (!t.is_string() || (t != "full_attention" && t != "sliding_attention")) {
-      diag.add(at("layer_types") + "/" + std::to_string(i),
-               fmt::format("expected \"full_attention\" or \"sliding_attention\", got {}", show_value(t.dump())));
-      return;
-    }
-    const bool windowed = has_window && (!alternate || i % 2 == 0);  // as ModelSpec::windowed
-    if ((t == "sliding_attention") != windowed) {
-      diag.add(at("layer_types") + "/" + std::to_string(i),
-               fmt::format("not modelled by Strata yet (got {}; the config's other keys give this layer {}, and "
-                           "Strata models no other per-layer pattern)",
-                           t.dump(), windowed ? "a sliding window" : "full attention"));
-      return;
-    }
-  }
-}
-
 /// Translates a HuggingFace config into a Strata model document, or reports what it cannot model.
 json from_huggingface(const json& hf, const std::string& pointer, Diagnostics& diag) {
   auto at = [&](const std::string& key) { return pointer + "/" + pointer_escape(key); };
@@ -539,8 +502,6 @@ json from_huggingface(const json& hf, const std::string& pointer, Diagnostics& d
     for (const char* k : {"use_sliding_window", "max_window_layers"})
       if (present(hf, k)) diag.add(at(k), fmt::format("not modelled by Strata yet (not read by {} models)", type));
 
-  check_layer_types(hf, out, at, diag);
-
   if (type == "gemma2") {
     // Gemma2Config defaults: attention scores capped at 50, final logits at 30.
     out["attn_logit_softcapping"] = number({"attn_logit_softcapping"}, 50.0);
@@ -550,6 +511,41 @@ json from_huggingface(const json& hf, const std::string& pointer, Diagnostics& d
       if (present(hf, k)) diag.add(at(k), fmt::format("not modelled by Strata yet (not read by {} models)", type));
   }
   return out;
+}
+
+}  // namespace
+
+namespace {
+
+/// Newer transformers write `layer_types` (one "full_attention" or "sliding_attention" per layer) into
+/// the configs they save. It must name the layers the config's other keys give a window to
+/// (ModelSpec::windowed), else the config is refused: a per-layer pattern Strata would count wrong.
+void check_layer_types(const json& hf, const ModelSpec& m, const std::string& pointer, Diagnostics& diag) {
+  if (!present(hf, "layer_types")) return;
+  const std::string at = pointer + "/layer_types";
+  const json& types = hf.at("layer_types");
+  if (!types.is_array() || static_cast<std::int64_t>(types.size()) != m.num_layers) {
+    diag.add(at, fmt::format("expected one entry per layer ({} of \"full_attention\" or \"sliding_attention\"), "
+                             "got {}",
+                             m.num_layers, show_value(types.dump())));
+    return;
+  }
+  for (std::size_t i = 0; i < types.size(); ++i) {
+    const json& t = types[i];
+    if (!t.is_string() || (t != "full_attention" && t != "sliding_attention")) {
+      diag.add(at + "/" + std::to_string(i),
+               fmt::format("expected \"full_attention\" or \"sliding_attention\", got {}", show_value(t.dump())));
+      return;
+    }
+    const bool windowed = m.windowed(static_cast<int>(i));
+    if ((t == "sliding_attention") != windowed) {
+      diag.add(at + "/" + std::to_string(i),
+               fmt::format("not modelled by Strata yet (got {}; the config's other keys give this layer {}, and "
+                           "Strata models no other per-layer pattern)",
+                           t.dump(), windowed ? "a sliding window" : "full attention"));
+      return;
+    }
+  }
 }
 
 }  // namespace
@@ -666,6 +662,7 @@ ModelSpec parse_model(const json& raw, const std::string& pointer, Diagnostics& 
   }
   if (m.position_embedding == PositionEmbedding::learned && m.max_position_embeddings == 0)
     r.error("max_position_embeddings", "must be > 0 for a learned position embedding (got 0)");
+  if (hf) check_layer_types(raw, m, pointer, diag);
   return m;
 }
 
