@@ -31,7 +31,8 @@ TEST_CASE("Real HuggingFace configs are counted within 0.5 % of their published 
   REQUIRE(in.good());
   const nlohmann::json manifest = nlohmann::json::parse(in);
   test::Comparison table("HuggingFace configs: published parameter totals vs Strata", "");
-  test::Comparison rounded("Published totals given to two significant digits: within half of the last digit", "");
+  test::Comparison rounded("Published totals too coarse for 0.5 % (4.0B): within half of their last digit", "");
+  test::Comparison non_embedding("Published non-embedding totals (embedding and untied head left out)", "");
   test::Comparison disputed("Published figures that disagree with their own config (manifest: differs)", "");
   for (const auto& entry : manifest.at("models")) {
     const std::string name = entry.at("name");
@@ -62,6 +63,16 @@ TEST_CASE("Real HuggingFace configs are counted within 0.5 % of their published 
       disputed.add(name, published, count(sc.model));
       continue;
     }
+    if (entry.contains("published_non_embedding")) {
+      // The model cards' second figure: what the blocks and the final norm hold.
+      const ParameterBreakdown p = parameter_breakdown(build_compute_graph(sc.model, GraphShape{.seq_len = 2048}));
+      const double published_blocks = entry.at("published_non_embedding");
+      const double blocks = count(sc.model) - p.embedding - p.lm_head;
+      non_embedding.add(name, published_blocks, blocks);
+      // Given to two digits (3.6B) it holds within half the last one, else within 0.5 %.
+      CHECK(std::abs(blocks - published_blocks) <=
+            std::max(0.005 * published_blocks, entry.value("published_non_embedding_precision", 0.0) / 2.0));
+    }
     if (expected == "within rounding") {
       // A figure published to two significant digits (Qwen3-4B's "4.0B") holds any count that rounds to it.
       const double precision = entry.at("published_precision");
@@ -74,6 +85,8 @@ TEST_CASE("Real HuggingFace configs are counted within 0.5 % of their published 
   }
   table.print();
   rounded.print();
+  non_embedding.print();
+  CHECK(non_embedding.rows().size() >= 4);
   disputed.print();
   for (const auto& row : disputed.rows()) CHECK(test::Comparison::error(row.source, row.strata) > 0.005);
   for (const auto& row : table.rows()) {
@@ -119,6 +132,20 @@ TEST_CASE("Qwen3: head_dim 128 over 32 heads of a 2560 model, per-head Q/K norms
   CHECK(p.norms == 36.0 * (2.0 * h + 2.0 * 128.0) + h);  // two block norms, q_norm and k_norm per layer
 }
 
+TEST_CASE("A Qwen3 config that leaves out head_dim or tie_word_embeddings is refused, not guessed", "[config][hf][errors]") {
+  std::ifstream in(test::source_path("tests/data/hf_configs/qwen3-4b/config.json"));
+  const nlohmann::json base = nlohmann::json::parse(in);
+  for (const char* key : {"head_dim", "tie_word_embeddings"}) {
+    nlohmann::json hf = base;
+    hf.erase(key);
+    Diagnostics diag;
+    parse_model(hf, "/model", diag);
+    REQUIRE(diag.size() == 1);
+    CHECK(diag.items()[0].pointer == std::string("/model/") + key);
+    CHECK(diag.items()[0].message.starts_with("missing (qwen3 configs state it"));
+  }
+}
+
 TEST_CASE("layer_types, as newer transformers save it, must match the window the other keys give", "[config][hf]") {
   std::ifstream in(test::source_path("tests/data/hf_configs/qwen3-8b/config.json"));
   const nlohmann::json base = nlohmann::json::parse(in);
@@ -146,7 +173,23 @@ TEST_CASE("layer_types, as newer transformers save it, must match the window the
   read(nlohmann::json::array({"full_attention"}), short_list);
   REQUIRE(short_list.size() == 1);
   CHECK(short_list.items()[0].pointer == "/model/layer_types");
-  CHECK(short_list.items()[0].message.starts_with("expected one entry per layer (36 of"));
+  CHECK(short_list.items()[0].message ==
+        "expected one entry per layer (36 of \"full_attention\" or \"sliding_attention\"), got 1 entries");
+
+  nlohmann::json chunked = full;
+  chunked[3] = "chunked_attention";  // Llama 4's, which Strata does not model
+  Diagnostics other_kind;
+  read(chunked, other_kind);
+  REQUIRE(other_kind.size() == 1);
+  CHECK(other_kind.items()[0].pointer == "/model/layer_types/3");
+  CHECK(other_kind.items()[0].message.starts_with("not modelled by Strata yet (got \"chunked_attention\""));
+
+  nlohmann::json numbered = full;
+  numbered[0] = 1;
+  Diagnostics not_a_string;
+  read(numbered, not_a_string);
+  REQUIRE(not_a_string.size() == 1);
+  CHECK(not_a_string.items()[0].message == "expected \"full_attention\" or \"sliding_attention\", got 1");
 
   // Gemma 2's alternating window, written out, is what Strata already models.
   std::ifstream gin(test::source_path("tests/data/hf_configs/gemma-2-9b-it/config.json"));
@@ -194,7 +237,7 @@ TEST_CASE("Refusals name every key Strata does not model", "[config][hf][errors]
   parse_model(hf, "/model", diag);
   REQUIRE(diag.size() == 2);
   CHECK(diag.items()[0].pointer == "/model/qk_layernorm");
-  CHECK(diag.items()[0].message == "not modelled by Strata yet (per-head Q/K norms are not modelled yet)");
+  CHECK(diag.items()[0].message.starts_with("not modelled by Strata yet (the Q/K LayerNorms of StableLM"));
   CHECK(diag.items()[1].pointer == "/model/some_future_key");
   CHECK(diag.items()[1].message.starts_with("not modelled by Strata yet (unknown HuggingFace key"));
 

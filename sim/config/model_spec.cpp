@@ -207,7 +207,8 @@ const std::vector<KeyNote>& hf_ignored_keys() {
 // Known keys Strata refuses, with the reason.
 const std::vector<KeyNote>& hf_refused_keys() {
   static const std::vector<KeyNote> keys = {
-      {"qk_layernorm", "per-head Q/K norms are not modelled yet"},
+      {"qk_layernorm", "the Q/K LayerNorms of StableLM, Persimmon and Phi are not modelled yet (Qwen3's "
+                       "per-head RMSNorms are read from model_type)"},
       {"use_qkv_bias", "StableLM QKV biases are not modelled yet"},
       {"multi_query", "Falcon's attention layout is not modelled yet"},
       {"parallel_attn", "Falcon's shared-norm parallel block is not modelled yet"},
@@ -239,6 +240,8 @@ struct HfFamily {
   bool sandwich_norm;
   bool parallel_residual_default;
   double dropout_default;
+  bool qk_norm;         ///< RMSNorm over each head of Q and K (q_norm, k_norm)
+  bool explicit_shape;  ///< head_dim and tie_word_embeddings must be stated: the class defaults are no checkpoint's
 };
 
 // Each row follows transformers' configuration_<type>.py defaults and modeling_<type>.py layers.
@@ -246,32 +249,32 @@ const std::vector<HfFamily>& hf_families() {
   using W = HfFamily::Window;
   static const std::vector<HfFamily> families = {
       // LlamaMLP gate/up/down; LlamaAttention bias=config.attention_bias; mlp_bias=config.mlp_bias.
-      {"llama", MlpKind::gated, false, false, true, false, false, false, true, false, "silu", W::none, false, false, 0.0},
+      {"llama", MlpKind::gated, false, false, true, false, false, false, true, false, "silu", W::none, false, false, 0.0, false, false},
       // MistralAttention/MixtralAttention: no biases; sliding_window on every layer.
-      {"mistral", MlpKind::gated, false, false, false, false, false, false, false, false, "silu", W::all, false, false, 0.0},
-      {"mixtral", MlpKind::gated, false, false, false, false, false, false, false, false, "silu", W::all, false, false, 0.0},
+      {"mistral", MlpKind::gated, false, false, false, false, false, false, false, false, "silu", W::all, false, false, 0.0, false, false},
+      {"mixtral", MlpKind::gated, false, false, false, false, false, false, false, false, "silu", W::all, false, false, 0.0, false, false},
       // GemmaMLP gate/up/down with hidden_activation (gelu_pytorch_tanh when unset); tied head.
-      {"gemma", MlpKind::gated, false, false, true, false, false, false, false, true, "gelu_pytorch_tanh", W::none, false, false, 0.0},
+      {"gemma", MlpKind::gated, false, false, true, false, false, false, false, true, "gelu_pytorch_tanh", W::none, false, false, 0.0, false, false},
       // Gemma2DecoderLayer: pre/post attention and pre/post feed-forward norms; window on even layers.
-      {"gemma2", MlpKind::gated, false, false, true, false, false, false, false, true, "gelu_pytorch_tanh", W::alternate, true, false, 0.0},
+      {"gemma2", MlpKind::gated, false, false, true, false, false, false, false, true, "gelu_pytorch_tanh", W::alternate, true, false, 0.0, false, false},
       // Qwen2Attention: q/k/v bias=True, o_proj bias=False.
-      {"qwen2", MlpKind::gated, false, false, false, true, false, false, false, false, "silu", W::qwen, false, false, 0.0},
+      {"qwen2", MlpKind::gated, false, false, false, true, false, false, false, false, "silu", W::qwen, false, false, 0.0, false, false},
       // Qwen2MoeAttention: q/k/v bias=True, o_proj bias=False, as Qwen2.
-      {"qwen2_moe", MlpKind::gated, false, false, false, true, false, false, false, false, "silu", W::qwen, false, false, 0.0},
+      {"qwen2_moe", MlpKind::gated, false, false, false, true, false, false, false, false, "silu", W::qwen, false, false, 0.0, false, false},
       // Qwen3Attention and Qwen3MoeAttention: bias=config.attention_bias on Q/K/V/O; q_norm/k_norm
       // per head.
-      {"qwen3", MlpKind::gated, false, false, true, false, false, false, false, false, "silu", W::qwen, false, false, 0.0},
-      {"qwen3_moe", MlpKind::gated, false, false, true, false, false, false, false, false, "silu", W::qwen, false, false, 0.0},
+      {"qwen3", MlpKind::gated, false, false, true, false, false, false, false, false, "silu", W::qwen, false, false, 0.0, true, true},
+      {"qwen3_moe", MlpKind::gated, false, false, true, false, false, false, false, false, "silu", W::qwen, false, false, 0.0, true, false},
       // DeepseekV2/V3Attention: q_a_proj (or q_proj), kv_a_proj_with_mqa and o_proj take
       // bias=config.attention_bias; the up-projections have none.
-      {"deepseek_v2", MlpKind::gated, false, false, true, false, false, false, false, false, "silu", W::none, false, false, 0.0},
-      {"deepseek_v3", MlpKind::gated, false, false, true, false, false, false, false, false, "silu", W::none, false, false, 0.0},
+      {"deepseek_v2", MlpKind::gated, false, false, true, false, false, false, false, false, "silu", W::none, false, false, 0.0, false, false},
+      {"deepseek_v3", MlpKind::gated, false, false, true, false, false, false, false, false, "silu", W::none, false, false, 0.0, false, false},
       // Phi3: fused qkv_proj and gate_up_proj (same weights as separate ones), no biases.
-      {"phi3", MlpKind::gated, false, false, false, false, false, false, false, false, "silu", W::all, false, false, 0.0},
+      {"phi3", MlpKind::gated, false, false, false, false, false, false, false, false, "silu", W::all, false, false, 0.0, false, false},
       // GPT2: Conv1D layers with biases, LayerNorm, learned positions, dropout 0.1 by default.
-      {"gpt2", MlpKind::standard, true, true, false, true, true, true, false, true, "gelu_new", W::none, false, false, 0.1},
+      {"gpt2", MlpKind::standard, true, true, false, true, true, true, false, true, "gelu_new", W::none, false, false, 0.1, false, false},
       // GPTNeoX: attention_bias (default True), biased MLP, LayerNorm, parallel residual by default.
-      {"gpt_neox", MlpKind::standard, true, false, true, true, true, true, false, false, "gelu", W::none, false, true, 0.0},
+      {"gpt_neox", MlpKind::standard, true, false, true, true, true, true, false, false, "gelu", W::none, false, true, 0.0, false, false},
   };
   return families;
 }
@@ -421,6 +424,12 @@ json from_huggingface(const json& hf, const std::string& pointer, Diagnostics& d
       if (present(hf, k) && hf.at(k).is_number()) return hf.at(k).get<double>();
     return fallback;
   };
+  if (fam->explicit_shape)
+    for (const char* k : {"head_dim", "tie_word_embeddings"})
+      if (!present(hf, k))
+        diag.add(at(k), fmt::format("missing ({} configs state it, and transformers' class default is not what its "
+                                    "checkpoints use)",
+                                    type));
   copy("name", {"_name_or_path"});
   copy("hidden_size", {"hidden_size", "n_embd"});
   copy("num_hidden_layers", {"num_hidden_layers", "n_layer"});
@@ -454,7 +463,7 @@ json from_huggingface(const json& hf, const std::string& pointer, Diagnostics& d
   out["mlp_bias"] = mlp_bias;
 
   read_experts(hf, type, out, at, diag);
-  if (type == "qwen3" || type == "qwen3_moe") out["qk_norm"] = true;  // Qwen3Attention q_norm, k_norm
+  out["qk_norm"] = fam->qk_norm;
 
   // Dropout: Strata has one residual-branch setting (embedding and block outputs) and one on the
   // attention probabilities; a mask is saved when the rate is > 0.
@@ -527,14 +536,21 @@ void check_layer_types(const json& hf, const ModelSpec& m, const std::string& po
   if (!types.is_array() || static_cast<std::int64_t>(types.size()) != m.num_layers) {
     diag.add(at, fmt::format("expected one entry per layer ({} of \"full_attention\" or \"sliding_attention\"), "
                              "got {}",
-                             m.num_layers, show_value(types.dump())));
+                             m.num_layers,
+                             types.is_array() ? fmt::format("{} entries", types.size()) : show_value(types.dump())));
     return;
   }
   for (std::size_t i = 0; i < types.size(); ++i) {
     const json& t = types[i];
-    if (!t.is_string() || (t != "full_attention" && t != "sliding_attention")) {
+    if (!t.is_string()) {
       diag.add(at + "/" + std::to_string(i),
                fmt::format("expected \"full_attention\" or \"sliding_attention\", got {}", show_value(t.dump())));
+      return;
+    }
+    if (t != "full_attention" && t != "sliding_attention") {  // chunked_attention, linear_attention, ...
+      diag.add(at + "/" + std::to_string(i),
+               fmt::format("not modelled by Strata yet (got {}; only full_attention and sliding_attention layers)",
+                           show_value(t.dump())));
       return;
     }
     const bool windowed = m.windowed(static_cast<int>(i));
