@@ -1,6 +1,8 @@
 // Real HuggingFace config.json files (tests/data/hf_configs, sources in its manifest and in
 // docs/references.md "Model configurations") read through the scenario loader: each is counted within
-// 0.5 % of its published parameter total, or refused naming the key Strata does not model.
+// 0.5 % of its published parameter total (within half the last digit where the total is given to two
+// digits, as Qwen3-4B's "4.0B"; and against the non-embedding figure where the card gives one), or
+// refused naming the key Strata does not model.
 
 #include <catch2/catch.hpp>
 
