@@ -30,6 +30,7 @@ struct Row {
   bool fp8 = false;      ///< trains in fp8
   bool offload = false;  ///< parameters, optimizer states or activations offloaded
   bool power_limited = false;  ///< the GPU runs below its rated power
+  bool pipelined = false;      ///< pipeline parallel (PP > 1)
   strata::Framework framework_preset = strata::kDefaultFramework;
 };
 
@@ -70,6 +71,7 @@ TEST_CASE("Validation table: published training throughputs", "[validation][simu
                   o.activations != strata::Tier::none;
     row.framework_preset = sc.training.framework;
     const strata::ParallelismSpec& p = sc.parallelism;
+    row.pipelined = p.pp > 1;
     row.configuration = fmt::format("{} GPUs, TP{}{} PP{} DP{}{}{}, {} x {} tokens, recompute {}", sc.gpus, p.tp,
                                     p.cp > 1 ? fmt::format(" CP{}", p.cp) : "", p.pp, p.dp,
                                     p.ep > 1 ? fmt::format(" EP{}", p.ep) : "",
@@ -133,7 +135,9 @@ TEST_CASE("Validation table: published training throughputs", "[validation][simu
   };
   check_band("mixture of experts", strata::kMoeBand, [](const Row& r) { return r.moe; });
   check_band("deepspeed", strata::kDeepspeedBand,
-             [](const Row& r) { return r.framework_preset == strata::Framework::deepspeed; });
+             [](const Row& r) { return r.framework_preset == strata::Framework::deepspeed && !r.pipelined; });
+  check_band("deepspeed pipeline", strata::kDeepspeedPipelineBand,
+             [](const Row& r) { return r.framework_preset == strata::Framework::deepspeed && r.pipelined; });
   check_band("offload", strata::kOffloadBand, [](const Row& r) { return r.offload; });
   check_band("fp8", strata::kFp8Band, [](const Row& r) { return r.fp8; });
   check_band("power limit", strata::kPowerLimitBand, [](const Row& r) { return r.power_limited; });
@@ -180,6 +184,28 @@ TEST_CASE("A pytorch-fsdp run says how optimistic Strata was on the published FS
   CHECK(fsdp.find("with pytorch-fsdp on H100 Strata's iterations were 4-31 % shorter than measured in all 70") !=
         std::string::npos);
   CHECK(warnings("megatron-core").find("pytorch-fsdp") == std::string::npos);
+}
+
+TEST_CASE("A deepspeed run with pipeline stages says Strata was optimistic on every Megatron-DeepSpeed run",
+          "[validation][confidence]") {
+  const auto warnings = [](const std::string& scenario, const std::vector<std::string>& sets) {
+    const strata::Scenario sc = strata::test::load(scenario, sets);
+    strata::RunResult r;
+    r.parameters = 175.0e9;
+    std::string all;
+    for (const auto& w : strata::assess_confidence(sc, r).warnings) all += w + "\n";
+    return all;
+  };
+  const std::string pipelined = warnings("gpt3-175b-1024-a100", {"training.framework=\"deepspeed\""});
+  INFO(pipelined);
+  CHECK(pipelined.find("with deepspeed's pipeline engine Strata's iterations were 15-25 % shorter than measured in "
+                       "all 4 published Megatron-DeepSpeed runs") != std::string::npos);
+  CHECK(pipelined.find("expect slower") != std::string::npos);
+  const std::string zero = warnings("llama-3-8b-zero3-h100", {"training.framework=\"deepspeed\""});
+  INFO(zero);
+  CHECK(zero.find("with deepspeed Strata's iterations were 30 % shorter to 28 % longer than measured in the 6") !=
+        std::string::npos);
+  CHECK(zero.find("pipeline engine") == std::string::npos);
 }
 
 namespace {
