@@ -9,6 +9,7 @@
 
 #include "sim/analysis/pipeline_balance.hpp"
 #include "sim/analysis/run.hpp"
+#include "sim/dag/layer_work.hpp"
 #include "sim/graph/pipeline_partition.hpp"
 #include "support.hpp"
 
@@ -207,4 +208,52 @@ TEST_CASE("Model chunks without blocks: the embedding and the head alone on the 
   const double apart_compute = apart.simulation->analysis.breakdown.compute;
   INFO("mean compute per GPU: " << folded_compute << " s with the ends folded, " << apart_compute << " s apart");
   CHECK(apart_compute == Approx(folded_compute).epsilon(1e-9));
+}
+
+namespace {
+
+/// The backward bytes of every entry of a scenario's layer work, in order.
+std::vector<LayerWork> work_of(const Scenario& sc) {
+  const ComputeGraph graph = build_compute_graph(
+      sc.model, {sc.training.seq_len, sc.training.micro_batch_size, 2.0, sc.training.flash_attention});
+  return layer_work(sc, graph);
+}
+
+}  // namespace
+
+TEST_CASE("Below ZeRO-2, Megatron-LM 2021 and DeepSpeed accumulate each micro-batch's gradients by a pass of "
+          "their own; Megatron-Core in the weight-gradient GEMM",
+          "[framework]") {
+  // bf16 with fp32 gradients (Megatron's main_grad with --accumulate-allreduce-grads-in-fp32).
+  const Scenario core = test::load("gpt3-175b-64-h100", {"training.grad_precision=fp32"});
+  const Scenario old =
+      test::load("gpt3-175b-64-h100", {"training.framework=megatron-lm-2021", "training.grad_precision=fp32"});
+  REQUIRE(core.training.grad_precision == Precision::fp32);
+  CHECK(core.training.behaviour.grad_accumulation == GradAccumulation::none);
+  CHECK(old.training.behaviour.grad_accumulation == GradAccumulation::add);
+  const auto fused = work_of(core), hooked = work_of(old);
+  REQUIRE(fused.size() == hooked.size());
+  for (std::size_t e = 0; e < fused.size(); ++e) {
+    INFO("entry " << e);
+    // main_grad.add_(grad): the bf16 gradient read, the fp32 buffer read and written.
+    CHECK(hooked[e].bwd_bytes - fused[e].bwd_bytes == Approx(fused[e].params * (2.0 + 2.0 * 4.0)));
+    CHECK(hooked[e].bwd_s > fused[e].bwd_s);
+    CHECK(hooked[e].fwd_s == fused[e].fwd_s);
+  }
+  // DeepSpeed: fp32 gradients of a bf16 model are its BF16_Optimizer's, a cast to fp32 and an add.
+  const Scenario bf16 = test::load("llama-3-8b-zero3-h100", {"training.framework=deepspeed", "parallelism.zero_stage=1",
+                                                             "training.grad_precision=fp32"});
+  const Scenario half = test::load("llama-3-8b-zero3-h100", {"training.framework=deepspeed", "parallelism.zero_stage=1",
+                                                             "training.grad_precision=bf16"});
+  CHECK(bf16.training.behaviour.grad_accumulation == GradAccumulation::cast_add);
+  CHECK(half.training.behaviour.grad_accumulation == GradAccumulation::add);
+  const auto cast = work_of(bf16), added = work_of(half);
+  CHECK(cast.front().bwd_bytes - added.front().bwd_bytes ==
+        Approx(cast.front().params * ((2.0 + 4.0 * 4.0) - (2.0 + 2.0 * 2.0))));
+  // ZeRO-2/3 reduce-scatter every micro-batch's gradients: no full-size pass.
+  const Scenario zero2 = test::load("llama-3-8b-zero3-h100", {"training.framework=deepspeed", "parallelism.zero_stage=2",
+                                                              "training.grad_precision=fp32"});
+  const Scenario zero2_core = test::load("llama-3-8b-zero3-h100", {"training.framework=megatron-core",
+                                                                   "parallelism.zero_stage=2", "training.grad_precision=fp32"});
+  CHECK(work_of(zero2).front().bwd_bytes == Approx(work_of(zero2_core).front().bwd_bytes));
 }

@@ -198,7 +198,7 @@ TEST_CASE("A deepspeed run with pipeline stages says Strata was optimistic on ev
   };
   const std::string pipelined = warnings("gpt3-175b-1024-a100", {"training.framework=\"deepspeed\""});
   INFO(pipelined);
-  CHECK(pipelined.find("with deepspeed's pipeline engine Strata's iterations were 15-25 % shorter than measured in "
+  CHECK(pipelined.find("with deepspeed's pipeline engine Strata's iterations were 9-22 % shorter than measured in "
                        "all 4 published Megatron-DeepSpeed runs") != std::string::npos);
   CHECK(pipelined.find("expect slower") != std::string::npos);
   const std::string zero = warnings("llama-3-8b-zero3-h100", {"training.framework=\"deepspeed\""});

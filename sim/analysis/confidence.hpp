@@ -37,7 +37,7 @@ std::string gpu_family(const std::string& gpu_model);
 inline constexpr ValidatedBand kDeepspeedBand{6, -29.6, 28.4};
 /// The deepspeed framework with pipeline parallelism, DeepSpeed's pipeline engine as Megatron-DeepSpeed
 /// drives it (BLOOM 176B on 384 A100, Megatron-Turing NLG 530B on 2240-3360 A100): optimistic on all.
-inline constexpr ValidatedBand kDeepspeedPipelineBand{4, -25.1, -14.6};
+inline constexpr ValidatedBand kDeepspeedPipelineBand{4, -22.3, -9.1};
 /// Runs with parameters, optimizer states or activations offloaded (ZeRO-Offload, ZeRO-Infinity; V100).
 inline constexpr ValidatedBand kOffloadBand{5, -29.6, 28.4};
 /// FP8 training (NeMo 24.09 Llama 3.1 8B, 70B and 405B on H100; torchtitan's Float8 Llama 3.1 70B,

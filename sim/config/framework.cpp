@@ -21,14 +21,43 @@ std::string to_string(AttentionKernel k) {
   return "attention";
 }
 
-FrameworkBehaviour preset(Framework f, std::int64_t zero_stage, bool interleaved) {
+std::string to_string(GradAccumulation a) {
+  switch (a) {
+    case GradAccumulation::none: return "none";
+    case GradAccumulation::add: return "add";
+    case GradAccumulation::cast_add: return "cast-add";
+  }
+  return "grad_accumulation";
+}
+
+double bytes_per_parameter(GradAccumulation a, double gradient_bytes, double buffer_bytes) {
+  switch (a) {
+    case GradAccumulation::none: return 0.0;
+    case GradAccumulation::add: return gradient_bytes + 2.0 * buffer_bytes;
+    // The cast reads the gradient and writes the temporary; the add reads the temporary and the
+    // buffer and writes the buffer.
+    case GradAccumulation::cast_add: return gradient_bytes + 4.0 * buffer_bytes;
+  }
+  return 0.0;
+}
+
+double kernels_per_tensor(GradAccumulation a) {
+  return a == GradAccumulation::none ? 0.0 : a == GradAccumulation::add ? 1.0 : 2.0;
+}
+
+FrameworkBehaviour preset(Framework f, const PresetInputs& in) {
+  const std::int64_t zero_stage = in.zero_stage;
+  const bool interleaved = in.interleaved;
   // Sources for each switch: docs/references.md, Framework behaviour.
   switch (f) {
     // Narayanan et al. 2021 (SC21): the data-parallel all-reduce runs after the pipeline flush; no
     // ZeRO-3, tensor-parallel all-reduces and pipeline sends block the compute stream.
+    // Its local DDP adds each gradient into main_grad in a backward hook, every micro-batch (gradient
+    // accumulation fusion came in February 2022).
     case Framework::megatron_lm_2021:
       return {.overlap_grad_reduce = false, .overlap_param_gather = false, .overlap_tp_comm = false,
-              .overlap_p2p_comm = false, .attention = AttentionKernel::flash_attention_2};
+              .overlap_p2p_comm = false, .attention = AttentionKernel::flash_attention_2,
+              .grad_accumulation = GradAccumulation::add};
     // Megatron-Core with --overlap-grad-reduce and --overlap-param-gather, as NVIDIA's NeMo recipes
     // run it; tp_comm_overlap stays off unless asked for (--tp-comm-overlap; the NeMo GPT-3 175B recipe
     // asks, so its scenario sets training.overlap_tp_comm). overlap_p2p_comm: Megatron-Bridge turns
@@ -41,10 +70,12 @@ FrameworkBehaviour preset(Framework f, std::int64_t zero_stage, bool interleaved
     // DeepSpeed's overlap_comm defaults to false, and to true under ZeRO-3 (DeepSpeed configuration
     // docs, zero_optimization.overlap_comm); ZeRO-3 prefetches parameters (stage3_prefetch_bucket_size
     // defaults to 5e7); its pipeline engine sends and receives in the schedule's own instructions
-    // (blocking); attention through FlashAttention-2.
+    // (blocking); attention through FlashAttention-2. fp32 gradients of a bf16 model are its
+    // BF16_Optimizer's, which casts and adds every micro-batch; otherwise autograd accumulates .grad.
     case Framework::deepspeed:
       return {.overlap_grad_reduce = zero_stage >= 3, .overlap_param_gather = true, .overlap_tp_comm = false,
-              .overlap_p2p_comm = false, .attention = AttentionKernel::flash_attention_2};
+              .overlap_p2p_comm = false, .attention = AttentionKernel::flash_attention_2,
+              .grad_accumulation = in.fp32_gradients_of_bf16 ? GradAccumulation::cast_add : GradAccumulation::add};
     // FSDP's backward hooks reduce-scatter each unit's gradients while the backward goes on, and
     // backward_prefetch (default BACKWARD_PRE) issues the next unit's all-gather before the current
     // unit's gradient computation; SDPA dispatches to FlashAttention-2.
@@ -78,7 +109,8 @@ const std::vector<FrameworkDoc>& framework_docs() {
       {Framework::megatron_lm_2021,
        "Megatron-LM as in Narayanan et al. 2021: gradient all-reduce after each stage's whole backward (after the "
        "pipeline schedule); no parameter "
-       "prefetch, TP collectives and pipeline sends block the compute stream (nothing overlapped); FlashAttention-2 "
+       "prefetch, TP collectives and pipeline sends block the compute stream (nothing overlapped); each "
+       "micro-batch's gradients added into the main-grad buffer by a kernel of their own; FlashAttention-2 "
        "if flash attention is on",
        true},
       {Framework::megatron_core,
@@ -90,7 +122,8 @@ const std::vector<FrameworkDoc>& framework_docs() {
       {Framework::deepspeed,
        "DeepSpeed: overlap_comm as its defaults set it (off below ZeRO-3: gradient reduction blocks the "
        "compute stream; on under ZeRO-3); ZeRO-3 parameters prefetched; TP collectives and pipeline sends "
-       "blocking; FlashAttention-2",
+       "blocking; below ZeRO-2 each micro-batch's gradients accumulated by a pass of their own (cast to fp32 "
+       "and added, BF16_Optimizer, for fp32 gradients of bf16); FlashAttention-2",
        true},
       {Framework::pytorch_fsdp,
        "PyTorch FSDP: gradient reduce-scatter overlapped with the backward, parameter all-gathers prefetched; "

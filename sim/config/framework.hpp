@@ -23,6 +23,30 @@ enum class AttentionKernel {
   triton_flash,
 };
 
+/// How each micro-batch's weight gradients reach the buffer the optimizer step reduces, where they
+/// are not partitioned over DP (under ZeRO-2/3 they are reduce-scattered every micro-batch instead).
+/// A pass of its own reads and writes the whole buffer once per micro-batch: memory-bound work on
+/// the compute stream, as many bytes as the stage has parameters times bytes_per_parameter.
+enum class GradAccumulation {
+  /// No pass over the whole buffer: Megatron's gradient_accumulation_fusion (February 2022 on,
+  /// Megatron-Core) has the weight-gradient GEMM accumulate into the fp32 buffer itself; FSDP adds
+  /// each micro-batch's reduce-scattered 1/DP shard.
+  none,
+  /// buffer += gradient, one elementwise kernel per parameter tensor after its backward: Megatron-LM
+  /// 2021's local-DDP hook (main_grad.add_(grad)), PyTorch autograd's accumulation into .grad.
+  add,
+  /// The 16-bit gradient cast to the fp32 buffer's type (a temporary), then added: DeepSpeed's
+  /// BF16_Optimizer (hp_grad.add_(lp_grad.to(fp32))), DeepSpeed's way to hold fp32 gradients of a
+  /// bf16 model.
+  cast_add,
+};
+
+/// Bytes one parameter's pass moves: the gradient read in the compute dtype (`gradient_bytes`), the
+/// buffer (`buffer_bytes` wide) read and written; cast_add also writes and reads the fp32 temporary.
+double bytes_per_parameter(GradAccumulation a, double gradient_bytes, double buffer_bytes);
+/// Elementwise kernels per parameter tensor of the pass.
+double kernels_per_tensor(GradAccumulation a);
+
 struct FrameworkBehaviour {
   /// Gradient reduction runs on its own stream beside the backward; false: it does not overlap the
   /// compute. Gradients reduced once per step are reduced after the stage's whole backward (Megatron-LM
@@ -48,6 +72,7 @@ struct FrameworkBehaviour {
   /// false: as eager PyTorch runs a model's modules, one kernel per tensor op (RMSNorm's fp32
   /// decomposition, SwiGLU's activation and product apart).
   bool fused_elementwise = true;
+  GradAccumulation grad_accumulation = GradAccumulation::none;
 };
 
 /// What overlapping TP communication with the GEMMs costs (Transformer Engine's userbuffers;
@@ -69,6 +94,7 @@ inline constexpr Framework kDefaultFramework = Framework::megatron_core;
 
 std::string to_string(Framework f);
 std::string to_string(AttentionKernel k);
+std::string to_string(GradAccumulation a);
 /// Every attention kernel with its name and what it is (`training.attention_kernel`).
 struct AttentionKernelDoc {
   AttentionKernel kernel;
@@ -82,8 +108,13 @@ struct FrameworkDoc {
   bool validated = false;  ///< measured runs of this framework are in docs/validation.md
 };
 const std::vector<FrameworkDoc>& framework_docs();
-/// The preset's behaviour for a ZeRO stage and pipeline schedule (before the scenario's own
-/// overrides); `interleaved`: the interleaved pipeline schedule with more than one chunk per stage.
-FrameworkBehaviour preset(Framework f, std::int64_t zero_stage, bool interleaved);
+/// What a preset depends on besides the framework.
+struct PresetInputs {
+  std::int64_t zero_stage = 0;
+  bool interleaved = false;  ///< the interleaved pipeline schedule with more than one chunk per stage
+  bool fp32_gradients_of_bf16 = false;  ///< bf16 compute with fp32 gradients (training.grad_precision)
+};
+/// The preset's behaviour (before the scenario's own overrides).
+FrameworkBehaviour preset(Framework f, const PresetInputs& in);
 
 }  // namespace strata

@@ -561,7 +561,10 @@ Scenario parse_scenario(const json& doc, const SourceMap& sources) {
                                         PipelinePartitioning::uniform);
   p.zero_stage = par.integer("zero_stage");
   p.distributed_optimizer = par.boolean("distributed_optimizer");
-  t.behaviour = preset(t.framework, p.zero_stage, p.schedule == Schedule::interleaved && p.virtual_stages > 1);
+  t.behaviour = preset(t.framework, {.zero_stage = p.zero_stage,
+                                     .interleaved = p.schedule == Schedule::interleaved && p.virtual_stages > 1,
+                                     .fp32_gradients_of_bf16 = t.precision == Precision::bf16 &&
+                                                               t.grad_precision == Precision::fp32});
   if (tr.has("attention_kernel"))
     t.behaviour.attention = enum_from_name(tr.choice("attention_kernel"),
                                            {AttentionKernel::flash_attention_2, AttentionKernel::vendor_fused,
