@@ -212,17 +212,20 @@ TEST_CASE("Model chunks without blocks: the embedding and the head alone on the 
 
 namespace {
 
-/// The backward bytes of every entry of a scenario's layer work, in order.
+/// A scenario's layer work (sim/dag/layer_work): one entry per block, in order.
 std::vector<LayerWork> work_of(const Scenario& sc) {
   const ComputeGraph graph = build_compute_graph(
-      sc.model, {sc.training.seq_len, sc.training.micro_batch_size, 2.0, sc.training.flash_attention});
+      sc.model, {.seq_len = sc.training.seq_len,
+                 .micro_batch = sc.training.micro_batch_size,
+                 .activation_bytes = std::max(2.0, bytes_per_element(sc.training.precision)),
+                 .flash_attention = sc.training.flash_attention});
   return layer_work(sc, graph);
 }
 
 }  // namespace
 
 TEST_CASE("Below ZeRO-2, Megatron-LM 2021 and DeepSpeed accumulate each micro-batch's gradients by a pass of "
-          "their own; Megatron-Core in the weight-gradient GEMM",
+          "their own; Megatron-Core has none",
           "[framework]") {
   // bf16 with fp32 gradients (Megatron's main_grad with --accumulate-allreduce-grads-in-fp32).
   const Scenario core = test::load("gpt3-175b-64-h100", {"training.grad_precision=fp32"});
@@ -256,4 +259,12 @@ TEST_CASE("Below ZeRO-2, Megatron-LM 2021 and DeepSpeed accumulate each micro-ba
   const Scenario zero2_core = test::load("llama-3-8b-zero3-h100", {"training.framework=megatron-core",
                                                                    "parallelism.zero_stage=2", "training.grad_precision=fp32"});
   CHECK(work_of(zero2).front().bwd_bytes == Approx(work_of(zero2_core).front().bwd_bytes));
+  // An offloaded optimizer is DeepSpeed's ZeRO optimizer, not BF16_Optimizer: autograd's add.
+  const Scenario offloaded = test::load("llama-3-8b-zero3-h100", {"training.framework=deepspeed", "parallelism.zero_stage=1",
+                                                                  "training.grad_precision=fp32", "memory.offload.optimizer=cpu"});
+  CHECK(offloaded.training.behaviour.grad_accumulation == GradAccumulation::add);
+  // The scenario's own choice wins over the preset's.
+  const Scenario chosen = test::load("gpt3-175b-64-h100", {"training.framework=megatron-lm-2021",
+                                                           "training.grad_accumulation=\"none\""});
+  CHECK(chosen.training.behaviour.grad_accumulation == GradAccumulation::none);
 }

@@ -30,7 +30,7 @@ std::string to_string(GradAccumulation a) {
   return "grad_accumulation";
 }
 
-double bytes_per_parameter(GradAccumulation a, double gradient_bytes, double buffer_bytes) {
+double accumulation_bytes_per_parameter(GradAccumulation a, double gradient_bytes, double buffer_bytes) {
   switch (a) {
     case GradAccumulation::none: return 0.0;
     case GradAccumulation::add: return gradient_bytes + 2.0 * buffer_bytes;
@@ -41,13 +41,16 @@ double bytes_per_parameter(GradAccumulation a, double gradient_bytes, double buf
   return 0.0;
 }
 
-double kernels_per_tensor(GradAccumulation a) {
-  return a == GradAccumulation::none ? 0.0 : a == GradAccumulation::add ? 1.0 : 2.0;
+double accumulation_kernels_per_weight(GradAccumulation a) {
+  switch (a) {
+    case GradAccumulation::none: return 0.0;
+    case GradAccumulation::add: return 1.0;
+    case GradAccumulation::cast_add: return 2.0;  // the cast, then the add
+  }
+  return 0.0;
 }
 
 FrameworkBehaviour preset(Framework f, const PresetInputs& in) {
-  const std::int64_t zero_stage = in.zero_stage;
-  const bool interleaved = in.interleaved;
   // Sources for each switch: docs/references.md, Framework behaviour.
   switch (f) {
     // Narayanan et al. 2021 (SC21): the data-parallel all-reduce runs after the pipeline flush; no
@@ -65,17 +68,21 @@ FrameworkBehaviour preset(Framework f, const PresetInputs& in) {
     // Engine's cuDNN fused kernel.
     case Framework::megatron_core:
       return {.overlap_grad_reduce = true, .overlap_param_gather = true, .overlap_tp_comm = false,
-              .overlap_p2p_comm = interleaved, .async_tp_backward = true,
+              .overlap_p2p_comm = in.interleaved, .async_tp_backward = true,
               .attention = AttentionKernel::vendor_fused};
     // DeepSpeed's overlap_comm defaults to false, and to true under ZeRO-3 (DeepSpeed configuration
     // docs, zero_optimization.overlap_comm); ZeRO-3 prefetches parameters (stage3_prefetch_bucket_size
     // defaults to 5e7); its pipeline engine sends and receives in the schedule's own instructions
-    // (blocking); attention through FlashAttention-2. fp32 gradients of a bf16 model are its
-    // BF16_Optimizer's, which casts and adds every micro-batch; otherwise autograd accumulates .grad.
-    case Framework::deepspeed:
-      return {.overlap_grad_reduce = zero_stage >= 3, .overlap_param_gather = true, .overlap_tp_comm = false,
+    // (blocking); attention through FlashAttention-2. fp32 gradients of a bf16 model without an
+    // offloaded optimizer are its BF16_Optimizer's (the engine picks it for bf16 below ZeRO-2 unless
+    // the optimizer is offloaded), which casts and adds every micro-batch; otherwise autograd
+    // accumulates .grad.
+    case Framework::deepspeed: {
+      const bool bf16_optimizer = in.bf16 && in.fp32_gradients && !in.optimizer_offloaded;
+      return {.overlap_grad_reduce = in.zero_stage >= 3, .overlap_param_gather = true, .overlap_tp_comm = false,
               .overlap_p2p_comm = false, .attention = AttentionKernel::flash_attention_2,
-              .grad_accumulation = in.fp32_gradients_of_bf16 ? GradAccumulation::cast_add : GradAccumulation::add};
+              .grad_accumulation = bf16_optimizer ? GradAccumulation::cast_add : GradAccumulation::add};
+    }
     // FSDP's backward hooks reduce-scatter each unit's gradients while the backward goes on, and
     // backward_prefetch (default BACKWARD_PRE) issues the next unit's all-gather before the current
     // unit's gradient computation; SDPA dispatches to FlashAttention-2.
@@ -123,7 +130,7 @@ const std::vector<FrameworkDoc>& framework_docs() {
        "DeepSpeed: overlap_comm as its defaults set it (off below ZeRO-3: gradient reduction blocks the "
        "compute stream; on under ZeRO-3); ZeRO-3 parameters prefetched; TP collectives and pipeline sends "
        "blocking; below ZeRO-2 each micro-batch's gradients accumulated by a pass of their own (cast to fp32 "
-       "and added, BF16_Optimizer, for fp32 gradients of bf16); FlashAttention-2",
+       "and added, BF16_Optimizer, for fp32 gradients of bf16 with the optimizer on the GPU); FlashAttention-2",
        true},
       {Framework::pytorch_fsdp,
        "PyTorch FSDP: gradient reduce-scatter overlapped with the backward, parameter all-gathers prefetched; "

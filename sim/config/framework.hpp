@@ -26,11 +26,13 @@ enum class AttentionKernel {
 /// How each micro-batch's weight gradients reach the buffer the optimizer step reduces, where they
 /// are not partitioned over DP (under ZeRO-2/3 they are reduce-scattered every micro-batch instead).
 /// A pass of its own reads and writes the whole buffer once per micro-batch: memory-bound work on
-/// the compute stream, as many bytes as the stage has parameters times bytes_per_parameter.
+/// the compute stream, as many bytes as the stage has parameters times
+/// accumulation_bytes_per_parameter (`training.grad_accumulation`).
 enum class GradAccumulation {
   /// No pass over the whole buffer: Megatron's gradient_accumulation_fusion (February 2022 on,
-  /// Megatron-Core) has the weight-gradient GEMM accumulate into the fp32 buffer itself; FSDP adds
-  /// each micro-batch's reduce-scattered 1/DP shard.
+  /// Megatron-Core) has the weight-gradient GEMM accumulate into the fp32 buffer itself (its hook
+  /// still adds the few weights outside fused linears, the embedding table, norms and biases, which
+  /// Strata leaves out); FSDP adds each micro-batch's reduce-scattered 1/DP shard.
   none,
   /// buffer += gradient, one elementwise kernel per parameter tensor after its backward: Megatron-LM
   /// 2021's local-DDP hook (main_grad.add_(grad)), PyTorch autograd's accumulation into .grad.
@@ -43,9 +45,9 @@ enum class GradAccumulation {
 
 /// Bytes one parameter's pass moves: the gradient read in the compute dtype (`gradient_bytes`), the
 /// buffer (`buffer_bytes` wide) read and written; cast_add also writes and reads the fp32 temporary.
-double bytes_per_parameter(GradAccumulation a, double gradient_bytes, double buffer_bytes);
-/// Elementwise kernels per parameter tensor of the pass.
-double kernels_per_tensor(GradAccumulation a);
+double accumulation_bytes_per_parameter(GradAccumulation a, double gradient_bytes, double buffer_bytes);
+/// Elementwise kernels the pass launches per weight.
+double accumulation_kernels_per_weight(GradAccumulation a);
 
 struct FrameworkBehaviour {
   /// Gradient reduction runs on its own stream beside the backward; false: it does not overlap the
@@ -112,7 +114,9 @@ const std::vector<FrameworkDoc>& framework_docs();
 struct PresetInputs {
   std::int64_t zero_stage = 0;
   bool interleaved = false;  ///< the interleaved pipeline schedule with more than one chunk per stage
-  bool fp32_gradients_of_bf16 = false;  ///< bf16 compute with fp32 gradients (training.grad_precision)
+  bool bf16 = false;            ///< training.precision bf16
+  bool fp32_gradients = false;  ///< training.grad_precision fp32
+  bool optimizer_offloaded = false;  ///< memory.offload.optimizer off the GPU
 };
 /// The preset's behaviour (before the scenario's own overrides).
 FrameworkBehaviour preset(Framework f, const PresetInputs& in);

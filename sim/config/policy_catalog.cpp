@@ -65,13 +65,24 @@ void register_builtin_policies(PolicyCatalog& catalog) {
                 {"object_store", "shared remote storage"}}});
   PolicyCategory frameworks{"framework", "training.framework",
                             "training framework preset (overrides: training.overlap_grad_reduce, overlap_param_gather, "
-                            "overlap_tp_comm, overlap_p2p_comm, async_tp_backward, attention_kernel, fused_elementwise)", {}};
+                            "overlap_tp_comm, overlap_p2p_comm, async_tp_backward, attention_kernel, fused_elementwise, "
+                            "grad_accumulation)", {}};
   for (const auto& f : framework_docs()) frameworks.policies.push_back({to_string(f.framework), f.doc});
   catalog.add(std::move(frameworks));
   PolicyCategory attention{"attention_kernel", "training.attention_kernel",
                            "fused attention kernel (default from the framework preset)", {}};
   for (const auto& k : attention_kernel_docs()) attention.policies.push_back({to_string(k.kernel), k.doc});
   catalog.add(std::move(attention));
+  catalog.add({"grad_accumulation", "training.grad_accumulation",
+               "how each micro-batch's weight gradients reach the buffer the step reduces, below ZeRO-2 (default "
+               "from the framework preset)",
+               {{to_string(GradAccumulation::none), "no pass of its own: accumulated in the weight-gradient GEMM "
+                                                    "(Megatron's gradient_accumulation_fusion, Megatron-Core)"},
+                {to_string(GradAccumulation::add), "one elementwise add per weight and micro-batch (Megatron-LM "
+                                                   "2021's local-DDP hook, PyTorch autograd): gradient read, buffer "
+                                                   "read and written"},
+                {to_string(GradAccumulation::cast_add), "cast to an fp32 temporary, then added (DeepSpeed's "
+                                                        "BF16_Optimizer): 2 + 4 x 4 = 18 B per parameter"}}});
   catalog.add({"failure_law", "failures.distribution", "time between failures",
                {{to_string(FailureDistribution::exponential), "memoryless failures at rate 1/MTBF"},
                 {to_string(FailureDistribution::weibull), "Weibull with the given shape, scaled to the MTBF"}}});

@@ -138,6 +138,10 @@ const ParamTable kTraining = {
      .doc = "norms, activations and rotary embeddings as fused kernels; false: eager PyTorch, one kernel per "
             "tensor op (torch.compile off); default from the framework",
      .optional = true},
+    {.key = "grad_accumulation", .kind = ParamKind::choice,
+     .doc = "how each micro-batch's gradients are accumulated below ZeRO-2: none (in the weight-gradient GEMM), "
+            "add (a kernel of their own) or cast-add (cast to fp32, then added); default from the framework",
+     .choices = names("grad_accumulation"), .optional = true},
     {.key = "moe", .kind = ParamKind::object, .default_value = json::object(),
      .doc = "mixture-of-experts routing: capacity factor and load imbalance (MoE models only)"},
 };
@@ -561,28 +565,6 @@ Scenario parse_scenario(const json& doc, const SourceMap& sources) {
                                         PipelinePartitioning::uniform);
   p.zero_stage = par.integer("zero_stage");
   p.distributed_optimizer = par.boolean("distributed_optimizer");
-  t.behaviour = preset(t.framework, {.zero_stage = p.zero_stage,
-                                     .interleaved = p.schedule == Schedule::interleaved && p.virtual_stages > 1,
-                                     .fp32_gradients_of_bf16 = t.precision == Precision::bf16 &&
-                                                               t.grad_precision == Precision::fp32});
-  if (tr.has("attention_kernel"))
-    t.behaviour.attention = enum_from_name(tr.choice("attention_kernel"),
-                                           {AttentionKernel::flash_attention_2, AttentionKernel::vendor_fused,
-                                            AttentionKernel::triton_flash},
-                                           t.behaviour.attention);
-  if (tr.has("overlap_grad_reduce")) t.behaviour.overlap_grad_reduce = tr.boolean("overlap_grad_reduce");
-  if (tr.has("overlap_param_gather")) t.behaviour.overlap_param_gather = tr.boolean("overlap_param_gather");
-  if (tr.has("overlap_p2p_comm")) t.behaviour.overlap_p2p_comm = tr.boolean("overlap_p2p_comm");
-  if (tr.has("async_tp_backward")) t.behaviour.async_tp_backward = tr.boolean("async_tp_backward");
-  if (tr.has("fused_elementwise")) t.behaviour.fused_elementwise = tr.boolean("fused_elementwise");
-  if (tr.has("overlap_tp_comm")) {
-    t.behaviour.overlap_tp_comm = tr.boolean("overlap_tp_comm");
-    // Transformer Engine overlaps the sequence-parallel all-gather and reduce-scatter; Megatron-Bridge
-    // refuses tp_comm_overlap without sequence parallelism.
-    if (t.behaviour.overlap_tp_comm && p.tp > 1 && !p.sequence_parallel)
-      tr.error_at_cause({"overlap_tp_comm"}, "needs /parallelism/sequence_parallel true (Transformer Engine overlaps "
-                                            "the sequence-parallel all-gather and reduce-scatter)");
-  }
 
   ObjectReader mem(top.object("memory"), "/memory", kMemory, diag);
   sc.memory.recompute = enum_from_name(mem.choice("recompute"), {Recompute::none, Recompute::selective, Recompute::full},
@@ -596,6 +578,34 @@ Scenario parse_scenario(const json& doc, const SourceMap& sources) {
   sc.memory.offload.prefetch_layers = off.integer("prefetch_layers");
   sc.memory.offload.delayed_update = off.boolean("delayed_update");
   sc.memory.offload.gpudirect = off.boolean("gpudirect");
+  // The framework preset, then the scenario's own overrides of it.
+  t.behaviour = preset(t.framework, {.zero_stage = p.zero_stage,
+                                     .interleaved = p.schedule == Schedule::interleaved && p.virtual_stages > 1,
+                                     .bf16 = t.precision == Precision::bf16,
+                                     .fp32_gradients = t.grad_precision == Precision::fp32,
+                                     .optimizer_offloaded = sc.memory.offload.optimizer != Tier::none});
+  if (tr.has("attention_kernel"))
+    t.behaviour.attention = enum_from_name(tr.choice("attention_kernel"),
+                                           {AttentionKernel::flash_attention_2, AttentionKernel::vendor_fused,
+                                            AttentionKernel::triton_flash},
+                                           t.behaviour.attention);
+  if (tr.has("overlap_grad_reduce")) t.behaviour.overlap_grad_reduce = tr.boolean("overlap_grad_reduce");
+  if (tr.has("overlap_param_gather")) t.behaviour.overlap_param_gather = tr.boolean("overlap_param_gather");
+  if (tr.has("overlap_p2p_comm")) t.behaviour.overlap_p2p_comm = tr.boolean("overlap_p2p_comm");
+  if (tr.has("async_tp_backward")) t.behaviour.async_tp_backward = tr.boolean("async_tp_backward");
+  if (tr.has("fused_elementwise")) t.behaviour.fused_elementwise = tr.boolean("fused_elementwise");
+  if (tr.has("grad_accumulation"))
+    t.behaviour.grad_accumulation = enum_from_name(
+        tr.choice("grad_accumulation"), {GradAccumulation::none, GradAccumulation::add, GradAccumulation::cast_add},
+        t.behaviour.grad_accumulation);
+  if (tr.has("overlap_tp_comm")) {
+    t.behaviour.overlap_tp_comm = tr.boolean("overlap_tp_comm");
+    // Transformer Engine overlaps the sequence-parallel all-gather and reduce-scatter; Megatron-Bridge
+    // refuses tp_comm_overlap without sequence parallelism.
+    if (t.behaviour.overlap_tp_comm && p.tp > 1 && !p.sequence_parallel)
+      tr.error_at_cause({"overlap_tp_comm"}, "needs /parallelism/sequence_parallel true (Transformer Engine overlaps "
+                                            "the sequence-parallel all-gather and reduce-scatter)");
+  }
   if (sc.memory.offload.gpudirect) {
     if (!sc.hardware.local_ssd.gpudirect_storage)
       off.error("gpudirect", fmt::format("needs GPUDirect Storage on the drives (hardware {} has "

@@ -77,7 +77,9 @@ std::vector<LayerWork> layer_work(const Scenario& sc, const ComputeGraph& graph,
   const bool apart = ends == EndsWork::apart;
   std::vector<LayerWork> work(static_cast<std::size_t>(apart ? L + 2 : L));
   std::vector<bool> past_core(static_cast<std::size_t>(L), false);  // vertices come in insertion order
-  std::vector<double> weight_tensors(work.size(), 0.0);             // ops holding weights, per entry
+  // Ops holding weights, per entry: each launches the accumulation pass's kernels once (a biased op's
+  // bias is a second hooked tensor, a few microseconds not counted).
+  std::vector<double> weight_ops(work.size(), 0.0);
   const std::int64_t ep = sc.parallelism.ep;
   const double pace = sc.training.moe.pace_factor();
   for (auto v : boost::make_iterator_range(boost::vertices(graph))) {
@@ -148,7 +150,7 @@ std::vector<LayerWork> layer_work(const Scenario& sc, const ComputeGraph& graph,
     }
     if (!(op.shares_embedding && sc.parallelism.pp == 1)) {
       w.params += op.params_split / t + op.params_replicated;
-      if (op.params() > 0.0) weight_tensors[static_cast<std::size_t>(entry)] += 1.0;
+      if (op.params() > 0.0) weight_ops[static_cast<std::size_t>(entry)] += 1.0;
     }
     if (!(whole.shares_embedding && sc.parallelism.pp == 1)) w.all_params += whole.params_split / t + whole.params_replicated;
     w.expert_params += expert_params_per_tp_rank(op, sc.parallelism.tp);
@@ -167,12 +169,12 @@ std::vector<LayerWork> layer_work(const Scenario& sc, const ComputeGraph& graph,
   if (accumulation != GradAccumulation::none && sc.parallelism.zero_stage < 2) {
     // Weight gradients come out of the GEMMs in 16 bits at least (fp8 GEMMs write bf16 gradients).
     const double per_param =
-        bytes_per_parameter(accumulation, std::max(2.0, bytes_per_element(sc.training.precision)),
-                            std::max(2.0, bytes_per_element(sc.training.grad_precision)));
+        accumulation_bytes_per_parameter(accumulation, std::max(2.0, bytes_per_element(sc.training.precision)),
+                                         std::max(2.0, bytes_per_element(sc.training.grad_precision)));
     for (std::size_t e = 0; e < work.size(); ++e) {
       const double bytes = work[e].params * per_param;
       work[e].bwd_bytes += bytes;
-      work[e].bwd_s += kernels.memory_seconds(bytes, weight_tensors[e] * kernels_per_tensor(accumulation));
+      work[e].bwd_s += kernels.memory_seconds(bytes, weight_ops[e] * accumulation_kernels_per_weight(accumulation));
     }
   }
   // Megatron, in all-reduce equivalents of the hidden-state buffer: forward, one after each of the

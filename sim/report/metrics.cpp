@@ -237,6 +237,9 @@ std::vector<Metric> build_table() {
           [](auto& in) { return json(S(in).training.behaviour.fused_elementwise); }));
   add(one("scenario.attention_kernel", U::text, P::always, "fused attention kernel the framework calls",
           [](auto& in) { return json(to_string(S(in).training.behaviour.attention)); }));
+  add(one("scenario.grad_accumulation", U::text, P::always,
+          "how each micro-batch's gradients are accumulated below ZeRO-2 (training.grad_accumulation)",
+          [](auto& in) { return json(to_string(S(in).training.behaviour.grad_accumulation)); }));
 
   // --- how sure the answer is (sim/analysis/confidence)
   add(one("calibration.kernel_tables", U::flag, P::always,

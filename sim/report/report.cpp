@@ -112,9 +112,12 @@ std::string summary_table(const Scenario& sc, const RunResult& r) {
                             {"TP", b.overlap_tp_comm}, {"TP backward", b.async_tp_backward && !b.overlap_tp_comm},
                             {"PP", b.overlap_p2p_comm}})
       if (on) overlaps += fmt::format("{}{}", overlaps.empty() ? "" : ", ", what);
-    line(fmt::format("framework  {} (overlaps: {}; attention {})", to_string(sc.training.framework),
+    // The accumulation pass shows only where there is one, so the line of a run without it is unchanged.
+    const bool pass = b.grad_accumulation != GradAccumulation::none && sc.parallelism.zero_stage < 2;
+    line(fmt::format("framework  {} (overlaps: {}; attention {}{})", to_string(sc.training.framework),
                      overlaps.empty() ? "none" : overlaps,
-                     sc.training.flash_attention ? to_string(b.attention) : "unfused"));
+                     sc.training.flash_attention ? to_string(b.attention) : "unfused",
+                     pass ? fmt::format("; gradients accumulated by a pass ({})", to_string(b.grad_accumulation)) : ""));
   }
   if (p.pp > 1) {
     // Blocks per stage, runs of equal counts as n×k so that deep pipelines fit on a line.
