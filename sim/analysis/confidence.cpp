@@ -150,8 +150,8 @@ Confidence assess_confidence(const Scenario& sc, const RunResult& r) {
                                      -kOffloadBand.low_percent, kOffloadBand.high_percent, kOffloadBand.runs));
   if (sc.training.precision == Precision::fp8)
     c.warnings.push_back(fmt::format("fp8 runs came out {:.0f} % shorter to {:.0f} % longer than measured in the {} "
-                                     "published FP8 runs (H100: NeMo, torchtitan) Strata reproduces: the casts and "
-                                     "transposes of FP8 operands are not modelled, which weighs most on narrow models",
+                                     "published FP8 runs (H100: NeMo, Megatron-Bridge, torchtitan) Strata reproduces, "
+                                     "most optimistic on models of hidden size 5120 and less in older NeMo releases",
                                      -kFp8Band.low_percent, kFp8Band.high_percent, kFp8Band.runs));
   if (sc.training.behaviour.overlap_tp_comm && sc.training.framework != Framework::megatron_core &&
       sc.parallelism.tp > 1)

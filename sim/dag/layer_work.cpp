@@ -100,10 +100,12 @@ std::vector<LayerWork> layer_work(const Scenario& sc, const ComputeGraph& graph,
     // linears, vocab-parallel head). Under CP each rank has s/cp of the tokens.
     const double flops_div = (op.tp_replicated ? (sp ? t : 1.0) : t) * static_cast<double>(cp);
     const double traffic = rank_bytes({"", op.memory_traffic, op.traffic_split}, policy);
+    // fp8 training's quantization passes (op_seconds times them itself).
+    const OpBytes quantization = kernels.quantization_traffic(op, t);
     w.fwd_flops += op.forward_flops / flops_div;
     w.bwd_flops += op.backward_flops / flops_div;
-    w.fwd_bytes += traffic;
-    w.bwd_bytes += kBackwardTrafficFactor * traffic;
+    w.fwd_bytes += traffic + quantization.forward;
+    w.bwd_bytes += kBackwardTrafficFactor * traffic + quantization.backward;
     OpSeconds sec = kernels.op_seconds(op, t, traffic, kBackwardTrafficFactor * traffic);
     if (cp > 1 && in_block && op.kind == OpKind::attention_core) {
       const OpSeconds rest = graph_op.fused_attention
@@ -124,11 +126,11 @@ std::vector<LayerWork> layer_work(const Scenario& sc, const ComputeGraph& graph,
       past_core[static_cast<std::size_t>(op.layer)] = true;
     } else if (cp > 1 && in_block && !past_core[static_cast<std::size_t>(op.layer)]) {
       w.cp.pre_flops += op.forward_flops / flops_div;
-      w.cp.pre_bytes += traffic;
+      w.cp.pre_bytes += traffic + quantization.forward;
       w.cp.pre_fwd_s += sec.forward;
       w.cp.pre_bwd_s += sec.backward;
       w.cp.pre_bwd_flops += op.backward_flops / flops_div;
-      w.cp.pre_bwd_bytes += kBackwardTrafficFactor * traffic;
+      w.cp.pre_bwd_bytes += kBackwardTrafficFactor * traffic + quantization.backward;
     }
     w.fwd_s += sec.forward;
     w.bwd_s += sec.backward;
@@ -145,7 +147,7 @@ std::vector<LayerWork> layer_work(const Scenario& sc, const ComputeGraph& graph,
     }
     if (in_block) {
       w.block_flops += op.forward_flops / flops_div;
-      w.block_bytes += traffic;
+      w.block_bytes += traffic + quantization.forward;
       w.block_s += sec.forward;
     }
     if (!(op.shares_embedding && sc.parallelism.pp == 1)) {

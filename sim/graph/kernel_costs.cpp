@@ -22,6 +22,45 @@ double sixteen_bit_peak(const HardwareSpec& hw) {
 
 }  // namespace
 
+bool runs_in_fp8(OpKind kind) {
+  switch (kind) {
+    case OpKind::qkv_projection:
+    case OpKind::attention_output:
+    case OpKind::mlp_up:
+    case OpKind::mlp_down:
+    case OpKind::experts: return true;
+    case OpKind::embedding:
+    case OpKind::norm:
+    case OpKind::attention_core:
+    case OpKind::mlp_activation:
+    case OpKind::router:
+    case OpKind::final_norm:
+    case OpKind::lm_head:
+    case OpKind::loss: return false;
+  }
+  return false;
+}
+
+OpBytes KernelCosts::quantization_traffic(const Op& op, double tp) const {
+  OpBytes q;
+  if (!fp8_ || !runs_in_fp8(op.kind)) return q;
+  // Bytes per element of the forward's input and of the backward's output gradient (the class
+  // comment): cast and transposed (4) unless the producer casts (1) or the activation's backward
+  // writes the gradient cast (0). Routed experts (Megatron-Core's TEGroupedMLP) cast every operand.
+  const bool norm_or_activation_casts = op.kind == OpKind::qkv_projection || op.kind == OpKind::mlp_up ||
+                                        op.kind == OpKind::mlp_down;
+  const double input_bytes = norm_or_activation_casts ? 1.0 : 4.0;
+  const double gradient_bytes = op.kind == OpKind::mlp_up ? 0.0 : 4.0;
+  for (const GemmShape& g : op.gemms) {
+    const double n = g.split == GemmSplit::n ? g.n / tp : g.n;
+    const double k = g.split == GemmSplit::k ? g.k / tp : g.k;
+    const double count = g.split == GemmSplit::count ? g.count / tp : g.count;
+    q.forward += input_bytes * g.m * k * count;
+    q.backward += gradient_bytes * g.m * n * count;
+  }
+  return q;
+}
+
 KernelCosts::KernelCosts(const HardwareSpec& hw, Precision precision, AttentionKernel attention)
     : k_(hw.kernels) {
   attention_forward_ = k_.flash2_forward;
@@ -42,42 +81,49 @@ KernelCosts::KernelCosts(const HardwareSpec& hw, Precision precision, AttentionK
   }
   auto peak = hw.gpu.peak.find(precision);
   if (peak == hw.gpu.peak.end()) throw std::logic_error("GPU has no peak for the compute dtype");
-  auto attention_peak = precision == Precision::fp8 ? hw.gpu.peak.find(Precision::bf16) : peak;
-  if (attention_peak == hw.gpu.peak.end()) attention_peak = peak;
+  fp8_ = precision == Precision::fp8;
+  const double reference = sixteen_bit_peak(hw);
   const double clock = sustained_clock(hw);
   const double efficiency = k_.present ? k_.gemm_efficiency : hw.efficiency.gemm;
-  peak_ = peak->second.value * clock;
-  flops_rate_ = peak_ * efficiency;
-  attention_peak_ = attention_peak->second.value * clock;
-  attention_rate_ = attention_peak_ * efficiency;
+  auto rate_at = [&](double dense_peak, double operand_bytes) {
+    GemmRate r;
+    r.flops_rate = dense_peak * clock * efficiency;
+    // A tile's prologue and epilogue (filling its pipeline, writing its output) take the same time
+    // whatever the operands' type: gemm_k_overhead is that time in K-steps at the 16-bit rate the
+    // table was measured at, so at fp8's doubled rate it is twice as many K-steps (tile-ai's H800
+    // FP16 and FP8 sweeps: the FP8/FP16 ratio grows from 1.47 at K = 256 to 2.0 at 16K;
+    // docs/references.md, Kernel-level compute costs).
+    r.k_overhead = k_.k_overhead * (reference > 0.0 ? dense_peak / reference : 1.0);
+    r.operand_bytes = operand_bytes;
+    // Transformer Engine's FP8 GEMMs write BF16 (its recipes' output type).
+    r.output_bytes = std::max(2.0, operand_bytes);
+    return r;
+  };
+  quantized_ = rate_at(peak->second.value, bytes_per_element(precision));
+  sixteen_bit_ = fp8_ && reference > 0.0 ? rate_at(reference, 2.0) : quantized_;
+  attention_peak_ = (fp8_ && reference > 0.0 ? reference : peak->second.value) * clock;
   memory_rate_ = hw.gpu.hbm_bandwidth.value * hw.efficiency.memory;
-  // A tile's prologue and epilogue (filling its pipeline, writing its output) take the same time
-  // whatever the operands' type: gemm_k_overhead is that time in K-steps at the 16-bit rate the
-  // table was measured at, so at fp8's doubled rate it is twice as many K-steps (tile-ai's H800
-  // FP16 and FP8 sweeps: the FP8/FP16 ratio grows from 1.47 at K = 256 to 2.0 at 16K;
-  // docs/references.md, Kernel-level compute costs).
-  const double reference = sixteen_bit_peak(hw);
-  k_overhead_ = k_.k_overhead * (reference > 0.0 ? peak->second.value / reference : 1.0);
-  operand_bytes_ = bytes_per_element(precision);
-  // Transformer Engine's FP8 GEMMs write BF16 (its recipes' output type).
-  output_bytes_ = precision == Precision::fp8 ? 2.0 : bytes_per_element(precision);
 }
 
-double KernelCosts::gemm_seconds(double m, double n, double k, double count) const {
+double KernelCosts::gemm_seconds(double m, double n, double k, double count, bool sixteen_bit) const {
+  return gemm_seconds(sixteen_bit ? sixteen_bit_ : quantized_, m, n, k, count);
+}
+
+double KernelCosts::gemm_seconds(const GemmRate& rate, double m, double n, double k, double count) const {
   if (m <= 0.0 || n <= 0.0 || k <= 0.0 || count <= 0.0) return 0.0;
-  if (!k_.present) return 2.0 * m * n * k * count / flops_rate_;
+  if (!k_.present) return 2.0 * m * n * k * count / rate.flops_rate;
   const double sms = static_cast<double>(k_.sm_count);
   const double tile_m = static_cast<double>(k_.tile_m), tile_n = static_cast<double>(k_.tile_n);
   const double tiles = count * std::ceil(m / tile_m) * std::ceil(n / tile_n);
   // One SM's share of the large-GEMM rate computes a tile; a wave is every SM busy once.
-  const double tile_seconds_per_k = 2.0 * tile_m * tile_n / (flops_rate_ / sms);
+  const double tile_seconds_per_k = 2.0 * tile_m * tile_n / (rate.flops_rate / sms);
   // Split-K: when the tiles leave SMs idle, cut K into `split` slices (each written in fp32 and
   // summed afterwards) while the split tiles fit in two waves and a slice keeps two tiles of depth.
   double best = 0.0;
   for (double split = 1.0;; split *= 2.0) {
     const double waves = std::ceil(tiles * split / sms);
-    const double compute = waves * tile_seconds_per_k * (k / split + k_overhead_);
-    double bytes = count * (operand_bytes_ * (m * k + k * n) + output_bytes_ * m * n);
+    const double compute = waves * tile_seconds_per_k * (k / split + rate.k_overhead);
+    double bytes = count * (rate.operand_bytes * (m * k + k * n) + rate.output_bytes * m * n);
     if (split > 1.0) bytes += 4.0 * 2.0 * count * m * n * split;  // fp32 partials out and back in
     const double t = std::max(compute, bytes / memory_rate_);
     if (split == 1.0 || t < best) best = t;
@@ -88,7 +134,7 @@ double KernelCosts::gemm_seconds(double m, double n, double k, double count) con
 
 OpSeconds KernelCosts::attention_seconds(const AttentionShape& a) const {
   const double flops = 4.0 * a.batch * a.heads * a.queries * a.keys * a.head_dim;
-  if (!k_.present) return {flops / attention_rate_, 2.0 * flops / attention_rate_};
+  if (!k_.present) return {flops / sixteen_bit_.flops_rate, 2.0 * flops / sixteen_bit_.flops_rate};
   // Thread blocks own a tile of query rows of one head; they run in waves over the SMs.
   const double blocks = a.batch * a.heads * std::ceil(a.queries / static_cast<double>(k_.attention_tile));
   const double sms = static_cast<double>(k_.sm_count);
@@ -108,14 +154,15 @@ double KernelCosts::memory_seconds(double bytes, double kernels) const {
 
 OpSeconds KernelCosts::op_seconds(const Op& op, double tp, double forward_traffic, double backward_traffic) const {
   OpSeconds s;
+  const GemmRate& rate = runs_in_fp8(op.kind) ? quantized_ : sixteen_bit_;
   double shaped_flops = 0.0;
   for (const GemmShape& g : op.gemms) {
     const double n = g.split == GemmSplit::n ? g.n / tp : g.n;
     const double k = g.split == GemmSplit::k ? g.k / tp : g.k;
     const double count = g.split == GemmSplit::count ? g.count / tp : g.count;
-    s.forward += gemm_seconds(g.m, n, k, count);
+    s.forward += gemm_seconds(rate, g.m, n, k, count);
     // Input gradient dX = dY·Wᵀ and weight gradient dW = Xᵀ·dY.
-    s.backward += gemm_seconds(g.m, k, n, count) + gemm_seconds(k, n, g.m, count);
+    s.backward += gemm_seconds(rate, g.m, k, n, count) + gemm_seconds(rate, k, n, g.m, count);
     shaped_flops += 2.0 * g.m * n * k * count;
   }
   if (op.fused_attention) {
@@ -129,12 +176,15 @@ OpSeconds KernelCosts::op_seconds(const Op& op, double tp, double forward_traffi
   // FLOPs no shape describes run at the large-GEMM rate.
   const double rest = std::max(0.0, op.forward_flops / (op.tp_replicated ? 1.0 : tp) - shaped_flops);
   if (op.gemms.empty() && !op.fused_attention && rest > 0.0) {
-    s.forward += flops_seconds(rest);
-    s.backward += flops_seconds(2.0 * rest);
+    s.forward += rest / rate.flops_rate;
+    s.backward += 2.0 * rest / rate.flops_rate;
   }
-  // One elementwise kernel forward and one backward per op that moves memory-bound bytes.
-  s.forward += memory_seconds(forward_traffic, 1.0);
-  s.backward += memory_seconds(backward_traffic, 1.0);
+  // One elementwise kernel forward and one backward per op that moves memory-bound bytes, and a
+  // quantization kernel per fp8 GEMM operand.
+  const OpBytes q = quantization_traffic(op, tp);
+  const double gemms = static_cast<double>(op.gemms.size());
+  s.forward += memory_seconds(forward_traffic, 1.0) + memory_seconds(q.forward, gemms);
+  s.backward += memory_seconds(backward_traffic, 1.0) + memory_seconds(q.backward, gemms);
   return s;
 }
 

@@ -9,7 +9,10 @@
 ///   - fused attention runs at its measured fraction of peak over waves of query tiles, skipping
 ///     the blocks a causal mask hides;
 ///   - elementwise kernels move their bytes at efficiency.memory of the HBM bandwidth;
-///   - every kernel pays a fixed launch and synchronisation cost.
+///   - every kernel pays a fixed launch and synchronisation cost;
+///   - under fp8 training the GEMMs of Transformer Engine's linears (QKV, attention output, MLP,
+///     experts) run at the fp8 rate and quantize their activation operands in passes of their own
+///     (quantization_traffic); the LM head, the MoE router and the attention core stay in 16 bits.
 /// Without a `kernels` section the roofline applies: FLOPs at efficiency.gemm of peak.
 
 #include "sim/config/framework.hpp"
@@ -24,37 +27,67 @@ struct OpSeconds {
   double backward = 0.0;
 };
 
+/// Forward and backward HBM bytes of one op's memory-bound kernels on one tensor-parallel rank.
+struct OpBytes {
+  double forward = 0.0;
+  double backward = 0.0;
+};
+
+/// Whether an op's GEMMs run in fp8 under fp8 training: Transformer Engine's linears do (Megatron-Core
+/// builds QKV, the attention output and the MLP from them; experts from its GroupedLinear). The LM
+/// head is Megatron-Core's own ColumnParallelLinear and torchtitan's Float8 conversion leaves
+/// `output` out; the router is a plain linear; the attention core stays in BF16 (fp8_dpa off by default).
+bool runs_in_fp8(OpKind kind);
+
 class KernelCosts {
  public:
   KernelCosts(const HardwareSpec& hw, Precision precision, AttentionKernel attention);
 
   /// Whether shapes matter: the profile has kernel tables.
   bool shape_aware() const { return k_.present; }
-  /// One GEMM (m × k)·(k × n), `count` independent copies launched as one grouped kernel.
-  double gemm_seconds(double m, double n, double k, double count = 1.0) const;
+  /// One GEMM (m × k)·(k × n), `count` independent copies launched as one grouped kernel, in the
+  /// training precision (`sixteen_bit`: in BF16/FP16 whatever the precision, as fp8 training runs
+  /// the ops runs_in_fp8 leaves out).
+  double gemm_seconds(double m, double n, double k, double count = 1.0, bool sixteen_bit = false) const;
   /// Fused attention forward and backward of one shape.
   OpSeconds attention_seconds(const AttentionShape& a) const;
   /// Elementwise kernels moving `bytes` of HBM traffic, `kernels` launches.
   double memory_seconds(double bytes, double kernels) const;
   /// FLOPs with no shape (roofline at the large-GEMM rate).
-  double flops_seconds(double flops) const { return flops / flops_rate_; }
+  double flops_seconds(double flops) const { return flops / quantized_.flops_rate; }
+  /// The bytes fp8 training's quantization passes add to the op's memory-bound kernels on one rank of
+  /// a TP group of `tp` (zero unless the precision is fp8 and the op runs_in_fp8). Hopper's fp8 tensor
+  /// cores take both operands K-major, so Transformer Engine writes every 16-bit activation operand as
+  /// fp8 twice, row-wise and transposed (fp8_cast_transpose_fused: read 2 bytes, write 1 + 1): the
+  /// forward's input and the backward's output gradient. Where the producer's kernel casts (the norm
+  /// before QKV and MLP-up, the activation before MLP-down) its output is 1 byte narrower and only
+  /// the transposed copy costs a pass (read 1, write 1): net 1 byte; the activation's backward
+  /// writes MLP-up's output gradient already cast and transposed: net 0. Weights are cast once per
+  /// step, not per micro-batch, and are left out.
+  OpBytes quantization_traffic(const Op& op, double tp) const;
 
   /// The op's kernels on one TP rank of a group of `tp`: its GEMMs split as Megatron splits them,
   /// attention heads divided over the group; `forward_traffic` and `backward_traffic` are the rank's
-  /// elementwise HBM bytes.
+  /// elementwise HBM bytes, to which the op's quantization_traffic is added.
   OpSeconds op_seconds(const Op& op, double tp, double forward_traffic, double backward_traffic) const;
 
  private:
+  /// What a GEMM's time follows from at one operand type.
+  struct GemmRate {
+    double flops_rate = 0.0;  ///< large-GEMM rate: dense peak at the sustained clock × gemm_efficiency
+    double k_overhead = 0.0;  ///< gemm_k_overhead in K-steps at this rate
+    double operand_bytes = 2.0, output_bytes = 2.0;  ///< the roofline's memory side
+  };
+  double gemm_seconds(const GemmRate& rate, double m, double n, double k, double count) const;
+
   KernelSpec k_;
+  bool fp8_ = false;
   double attention_forward_ = 1.0, attention_backward_ = 1.0;  ///< the framework's kernel
-  double peak_ = 0.0;        ///< dense peak at the sustained clock
-  double flops_rate_ = 0.0;  ///< large-GEMM rate
-  /// The attention kernels' peak and unshaped rate: the 16-bit ones under fp8 training, whose
-  /// attention stays in BF16 (Transformer Engine's recipes default to fp8_dpa = False).
-  double attention_peak_ = 0.0, attention_rate_ = 0.0;
+  /// The training precision's GEMMs, and the 16-bit ones (the same unless the precision is fp8).
+  GemmRate quantized_, sixteen_bit_;
+  /// The attention kernels' peak (the 16-bit one under fp8 training: its attention stays in BF16).
+  double attention_peak_ = 0.0;
   double memory_rate_ = 0.0;
-  double k_overhead_ = 0.0;  ///< gemm_k_overhead in K-steps at this precision's rate
-  double operand_bytes_ = 2.0, output_bytes_ = 2.0;  ///< the roofline's memory side
 };
 
 }  // namespace strata
