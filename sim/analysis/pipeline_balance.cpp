@@ -113,11 +113,8 @@ PipelinePartition scenario_partition(const Scenario& sc, const ComputeGraph& gra
   for (const auto& w : work) total_s += w.fwd_s + w.bwd_s;
   std::vector<double> cost;
   for (const auto& w : work) {
-    const double rerun_s = sc.memory.recompute == Recompute::full ? w.block_s
-                           : sc.memory.recompute == Recompute::selective ? w.core_s : 0.0;
-    const double rerun_flops = sc.memory.recompute == Recompute::full ? w.block_flops
-                               : sc.memory.recompute == Recompute::selective ? w.core_flops : 0.0;
-    cost.push_back(total_s > 0.0 ? w.fwd_s + w.bwd_s + rerun_s : w.fwd_flops + w.bwd_flops + rerun_flops);
+    const RerunWork rerun = rerun_work(w, sc.memory.recompute, sc.training.behaviour.selective_recompute);
+    cost.push_back(total_s > 0.0 ? w.fwd_s + w.bwd_s + rerun.seconds : w.fwd_flops + w.bwd_flops + rerun.flops);
   }
   // Memory bounds the partition only when the uniform one fits: otherwise no split fits and the
   // verdict says so.

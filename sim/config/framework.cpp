@@ -30,6 +30,14 @@ std::string to_string(GradAccumulation a) {
   return "grad_accumulation";
 }
 
+std::string to_string(SelectiveRecompute r) {
+  switch (r) {
+    case SelectiveRecompute::attention_core: return "attention-core";
+    case SelectiveRecompute::every_other_matmul: return "every-other-matmul";
+  }
+  return "selective_recompute";
+}
+
 double accumulation_bytes_per_parameter(GradAccumulation a, double gradient_bytes, double buffer_bytes) {
   switch (a) {
     case GradAccumulation::none: return 0.0;
@@ -87,10 +95,14 @@ FrameworkBehaviour preset(Framework f, const PresetInputs& in) {
     // backward_prefetch (default BACKWARD_PRE) issues the next unit's all-gather before the current
     // unit's gradient computation; SDPA dispatches to FlashAttention-2.
     // Its modules run eagerly, as torchtitan and transformers write them (no torch.compile).
+    // Selective checkpointing is PyTorch's per-op one, as torchtitan applies it (every other matmul
+    // rerun; torchtitan/distributed/activation_checkpoint.py).
     case Framework::pytorch_fsdp:
       return {.overlap_grad_reduce = true, .overlap_param_gather = true, .overlap_tp_comm = false,
               .overlap_p2p_comm = false, .attention = AttentionKernel::flash_attention_2,
-              .fused_elementwise = false};
+              .fused_elementwise = false,
+              .selective_recompute = in.plain_blocks ? SelectiveRecompute::every_other_matmul
+                                                     : SelectiveRecompute::attention_core};
   }
   return {};
 }
@@ -135,7 +147,8 @@ const std::vector<FrameworkDoc>& framework_docs() {
       {Framework::pytorch_fsdp,
        "PyTorch FSDP: gradient reduce-scatter overlapped with the backward, parameter all-gathers prefetched; "
        "TP collectives and pipeline sends blocking; FlashAttention-2 (SDPA); norms, activations and rotary "
-       "embeddings eager, one kernel per tensor op (no torch.compile)",
+       "embeddings eager, one kernel per tensor op (no torch.compile); selective recompute as torchtitan's "
+       "per-op checkpointing (every other matmul rerun) on dense blocks",
        true},
   };
   return docs;

@@ -49,6 +49,19 @@ double accumulation_bytes_per_parameter(GradAccumulation a, double gradient_byte
 /// Elementwise kernels the pass launches per weight.
 double accumulation_kernels_per_weight(GradAccumulation a);
 
+/// What `memory.recompute: selective` keeps, as each framework implements selective checkpointing.
+enum class SelectiveRecompute {
+  /// Megatron's (Korthikanti et al. 2022 §4.2): everything but the attention core, which is rerun.
+  attention_core,
+  /// PyTorch's per-op selective checkpointing as torchtitan applies it to each block
+  /// (activation_checkpoint.mode selective, selective_ac_option "op"): the outputs of the matmuls
+  /// (all but every second one of the block), of the attention kernel and the block's input are
+  /// kept; the rest of the block, the other matmuls and every elementwise op, is rerun before its
+  /// backward. Dense blocks with standard attention only (the matmuls in the module order wq, wk, wv,
+  /// wo, w1, w3, w2).
+  every_other_matmul,
+};
+
 struct FrameworkBehaviour {
   /// Gradient reduction runs on its own stream beside the backward; false: it does not overlap the
   /// compute. Gradients reduced once per step are reduced after the stage's whole backward (Megatron-LM
@@ -75,6 +88,7 @@ struct FrameworkBehaviour {
   /// decomposition, SwiGLU's activation and product apart).
   bool fused_elementwise = true;
   GradAccumulation grad_accumulation = GradAccumulation::none;
+  SelectiveRecompute selective_recompute = SelectiveRecompute::attention_core;
 };
 
 /// What overlapping TP communication with the GEMMs costs (Transformer Engine's userbuffers;
@@ -97,6 +111,7 @@ inline constexpr Framework kDefaultFramework = Framework::megatron_core;
 std::string to_string(Framework f);
 std::string to_string(AttentionKernel k);
 std::string to_string(GradAccumulation a);
+std::string to_string(SelectiveRecompute r);
 /// Every attention kernel with its name and what it is (`training.attention_kernel`).
 struct AttentionKernelDoc {
   AttentionKernel kernel;
@@ -117,6 +132,9 @@ struct PresetInputs {
   bool bf16 = false;            ///< training.precision bf16
   bool fp32_gradients = false;  ///< training.grad_precision fp32
   bool optimizer_offloaded = false;  ///< memory.offload.optimizer off the GPU
+  /// Dense blocks with standard attention (no experts, no latent attention): the blocks per-op
+  /// selective checkpointing is defined for.
+  bool plain_blocks = true;
 };
 /// The preset's behaviour (before the scenario's own overrides).
 FrameworkBehaviour preset(Framework f, const PresetInputs& in);

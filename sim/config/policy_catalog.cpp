@@ -66,13 +66,23 @@ void register_builtin_policies(PolicyCatalog& catalog) {
   PolicyCategory frameworks{"framework", "training.framework",
                             "training framework preset (overrides: training.overlap_grad_reduce, overlap_param_gather, "
                             "overlap_tp_comm, overlap_p2p_comm, async_tp_backward, attention_kernel, fused_elementwise, "
-                            "grad_accumulation)", {}};
+                            "grad_accumulation, selective_recompute)", {}};
   for (const auto& f : framework_docs()) frameworks.policies.push_back({to_string(f.framework), f.doc});
   catalog.add(std::move(frameworks));
   PolicyCategory attention{"attention_kernel", "training.attention_kernel",
                            "fused attention kernel (default from the framework preset)", {}};
   for (const auto& k : attention_kernel_docs()) attention.policies.push_back({to_string(k.kernel), k.doc});
   catalog.add(std::move(attention));
+  catalog.add({"selective_recompute", "training.selective_recompute",
+               "what memory.recompute selective keeps and reruns, as the framework implements it (default from the "
+               "framework preset)",
+               {{to_string(SelectiveRecompute::attention_core),
+                 "Megatron's selective recompute (Korthikanti et al. 2022): keeps every activation but the attention "
+                 "core's, which is rerun before the backward"},
+                {to_string(SelectiveRecompute::every_other_matmul),
+                 "PyTorch's per-op selective checkpointing as torchtitan applies it (selective_ac_option op): keeps "
+                 "the block input, the attention kernel's output and the outputs of wq, wv, w1 and w2; reruns wk, "
+                 "wo, w3 and every elementwise op before the backward (dense blocks, standard attention)"}}});
   catalog.add({"grad_accumulation", "training.grad_accumulation",
                "how each micro-batch's weight gradients reach the buffer the step reduces, below ZeRO-2 (default "
                "from the framework preset)",

@@ -142,6 +142,10 @@ const ParamTable kTraining = {
      .doc = "how each micro-batch's gradients are accumulated below ZeRO-2: none (in the weight-gradient GEMM), "
             "add (a kernel of their own) or cast-add (cast to fp32, then added); default from the framework",
      .choices = names("grad_accumulation"), .optional = true},
+    {.key = "selective_recompute", .kind = ParamKind::choice,
+     .doc = "what memory.recompute selective reruns: attention-core (Megatron) or every-other-matmul "
+            "(torchtitan's per-op checkpointing; dense blocks with standard attention); default from the framework",
+     .choices = names("selective_recompute"), .optional = true},
     {.key = "moe", .kind = ParamKind::object, .default_value = json::object(),
      .doc = "mixture-of-experts routing: capacity factor and load imbalance (MoE models only)"},
 };
@@ -583,7 +587,8 @@ Scenario parse_scenario(const json& doc, const SourceMap& sources) {
                                      .interleaved = p.schedule == Schedule::interleaved && p.virtual_stages > 1,
                                      .bf16 = t.precision == Precision::bf16,
                                      .fp32_gradients = t.grad_precision == Precision::fp32,
-                                     .optimizer_offloaded = sc.memory.offload.optimizer != Tier::none});
+                                     .optimizer_offloaded = sc.memory.offload.optimizer != Tier::none,
+                                     .plain_blocks = !sc.model.is_moe() && !sc.model.latent()});
   if (tr.has("attention_kernel"))
     t.behaviour.attention = enum_from_name(tr.choice("attention_kernel"),
                                            {AttentionKernel::flash_attention_2, AttentionKernel::vendor_fused,
@@ -598,6 +603,15 @@ Scenario parse_scenario(const json& doc, const SourceMap& sources) {
     t.behaviour.grad_accumulation = enum_from_name(
         tr.choice("grad_accumulation"), {GradAccumulation::none, GradAccumulation::add, GradAccumulation::cast_add},
         t.behaviour.grad_accumulation);
+  if (tr.has("selective_recompute")) {
+    t.behaviour.selective_recompute = enum_from_name(
+        tr.choice("selective_recompute"),
+        {SelectiveRecompute::attention_core, SelectiveRecompute::every_other_matmul}, t.behaviour.selective_recompute);
+    if (t.behaviour.selective_recompute == SelectiveRecompute::every_other_matmul &&
+        (sc.model.is_moe() || sc.model.latent()))
+      tr.error_at_cause({"selective_recompute"}, "every-other-matmul is defined for dense blocks with standard "
+                                                 "attention; this model has experts or latent attention");
+  }
   if (tr.has("overlap_tp_comm")) {
     t.behaviour.overlap_tp_comm = tr.boolean("overlap_tp_comm");
     // Transformer Engine overlaps the sequence-parallel all-gather and reduce-scatter; Megatron-Bridge

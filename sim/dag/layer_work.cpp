@@ -72,7 +72,9 @@ std::vector<LayerWork> layer_work(const Scenario& sc, const ComputeGraph& graph,
   const double t = static_cast<double>(sc.parallelism.tp);
   const bool sp = sc.parallelism.sequence_parallel;
   const std::int64_t cp = sc.parallelism.cp;
-  const ActivationPolicy policy{sc.parallelism.tp, sp, sc.memory.recompute, cp};
+  const ActivationPolicy policy{sc.parallelism.tp, sp, sc.memory.recompute, cp, sc.training.behaviour.selective_recompute};
+  const bool per_op = per_op_selective(policy);
+  std::vector<int> matmuls_so_far(static_cast<std::size_t>(L), 0);
   const KernelCosts kernels(sc.hardware, sc.training.precision, sc.training.behaviour.attention);
   const bool apart = ends == EndsWork::apart;
   std::vector<LayerWork> work(static_cast<std::size_t>(apart ? L + 2 : L));
@@ -150,6 +152,28 @@ std::vector<LayerWork> layer_work(const Scenario& sc, const ComputeGraph& graph,
       w.block_bytes += traffic + quantization.forward;
       w.block_s += sec.forward;
     }
+    // The op's first native matmul's number in its block, counted from 1 (per-op selective).
+    int matmuls_before = 0;
+    if (in_block && per_op) {
+      int& so_far = matmuls_so_far[static_cast<std::size_t>(op.layer)];
+      matmuls_before = so_far;
+      so_far += static_cast<int>(op.native_matmuls.size());
+      // Per-op selective checkpointing reruns every elementwise op of the block and its
+      // even-numbered native matmuls (each a share of its op's GEMM by output width); the attention
+      // kernel's output is kept.
+      double widths = 0.0, rerun = 0.0;
+      int position = matmuls_before;
+      for (double width : op.native_matmuls) {
+        widths += width;
+        if (++position % 2 == 0) rerun += width;
+      }
+      const double share = widths > 0.0 ? rerun / widths : 0.0;
+      if (op.kind != OpKind::attention_core) {
+        w.rerun_flops += share * op.forward_flops / flops_div;
+        w.rerun_bytes += traffic;
+        w.rerun_s += share * kernels.op_seconds(op, t, 0.0, 0.0).forward + kernels.memory_seconds(traffic, 1.0);
+      }
+    }
     if (!(op.shares_embedding && sc.parallelism.pp == 1)) {
       w.params += op.params_split / t + op.params_replicated;
       if (op.params() > 0.0) weight_ops[static_cast<std::size_t>(entry)] += 1.0;
@@ -157,12 +181,21 @@ std::vector<LayerWork> layer_work(const Scenario& sc, const ComputeGraph& graph,
     if (!(whole.shares_embedding && sc.parallelism.pp == 1)) w.all_params += whole.params_split / t + whole.params_replicated;
     w.expert_params += expert_params_per_tp_rank(op, sc.parallelism.tp);
     // Recomputation reruns transformer blocks only: the embedding's and the head's tensors stay.
+    // Per-op selective checkpointing keeps tensors of its own (per_op_selective_bytes): the block's
+    // others are rebuilt.
     for (const SavedTensor& s : op.saved) {
       const double bytes = rank_bytes(s, policy);
-      if (!in_block || kept_for_backward(s, policy.recompute)) w.saved += bytes;
+      if (!in_block || (!per_op && kept_for_backward(s, policy.recompute))) w.saved += bytes;
       else w.rebuilt += bytes;
     }
+    if (in_block && per_op) {
+      int position = matmuls_before;
+      const double kept = per_op_selective_bytes(op, position, policy);
+      w.saved += kept;
+      w.rebuilt -= kept;
+    }
   }
+  for (LayerWork& w : work) w.rebuilt = std::max(0.0, w.rebuilt);
   // Gradient accumulation by a pass of its own (FrameworkBehaviour::grad_accumulation): every
   // micro-batch, each weight's gradient is added into the buffer the step reduces right after its
   // backward, a memory-bound kernel per weight on the compute stream. Under ZeRO-2/3 each
@@ -210,6 +243,19 @@ std::vector<LayerWork> layer_work(const Scenario& sc, const ComputeGraph& graph,
   work[static_cast<std::size_t>(apart ? embedding_unit(L) : 0)].tp_fwd += 1;
   work[static_cast<std::size_t>(apart ? head_unit(L) : L - 1)].tp_bwd += 1;
   return work;
+}
+
+RerunWork rerun_work(const LayerWork& w, Recompute recompute, SelectiveRecompute selective) {
+  switch (recompute) {
+    case Recompute::none: return {};
+    case Recompute::full: return {w.block_flops, w.block_bytes, w.block_s};
+    case Recompute::selective:
+      switch (selective) {
+        case SelectiveRecompute::attention_core: return {w.core_flops, w.core_bytes, w.core_s};
+        case SelectiveRecompute::every_other_matmul: return {w.rerun_flops, w.rerun_bytes, w.rerun_s};
+      }
+  }
+  return {};
 }
 
 std::vector<int> chunk_work_units(const PipelinePartition& part, int chunk, const std::vector<LayerWork>& work) {

@@ -38,6 +38,9 @@ struct LayerWork {
   double bwd_flops = 0.0, bwd_bytes = 0.0;
   double core_flops = 0.0, core_bytes = 0.0;  ///< attention core forward: what selective recompute reruns
   double block_flops = 0.0, block_bytes = 0.0;  ///< the block's own forward: what full recompute reruns
+  /// What per-op selective checkpointing reruns (SelectiveRecompute::every_other_matmul): the
+  /// block's even-numbered native matmuls and its elementwise ops, forward; in `rerun_s` seconds.
+  double rerun_flops = 0.0, rerun_bytes = 0.0, rerun_s = 0.0;
   /// Kernel seconds on this GPU (sim/graph/kernel_costs) of the forward, backward, attention-core
   /// forward and block forward above.
   double fwd_s = 0.0, bwd_s = 0.0, core_s = 0.0, block_s = 0.0;
@@ -77,6 +80,14 @@ std::vector<LayerWork> layer_work(const Scenario& sc, const ComputeGraph& graph,
 /// The entries of `work` (layer_work's result) model chunk `chunk` runs, in forward order: its blocks,
 /// and when the embedding and the head have entries of their own, the embedding before the first
 /// chunk's blocks and the head after the last chunk's.
+/// What recomputation reruns of one block before its backward, under the scenario's policy: the whole
+/// block (full), the attention core (selective as Megatron's) or the block's elementwise ops and every
+/// other matmul (selective as per-op checkpointing); nothing without recompute.
+struct RerunWork {
+  double flops = 0.0, bytes = 0.0, seconds = 0.0;
+};
+RerunWork rerun_work(const LayerWork& w, Recompute recompute, SelectiveRecompute selective);
+
 std::vector<int> chunk_work_units(const PipelinePartition& part, int chunk, const std::vector<LayerWork>& work);
 
 }  // namespace strata

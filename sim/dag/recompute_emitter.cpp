@@ -7,8 +7,8 @@ void RecomputeEmitter::before_backward(int stage, const DagContext::ChunkPos& po
   if (policy_ == Recompute::none) return;
   const bool full = policy_ == Recompute::full;
   std::vector<MemoryChange> alloc = {{Tier::hbm, MemoryUse::workspace, w.rebuilt}};
-  const DagContext::Work work = full ? DagContext::Work{w.block_flops, w.block_bytes, w.block_s}
-                                     : DagContext::Work{w.core_flops, w.core_bytes, w.core_s};
+  const RerunWork rerun = rerun_work(w, policy_, selective_);
+  const DagContext::Work work{rerun.flops, rerun.bytes, rerun.seconds};
   // A full recomputation reruns the block's forward GEMMs, with their TP collectives overlapped as
   // the forward's are.
   const DagContext::Frontier before = last;

@@ -1,7 +1,8 @@
 #pragma once
 
 /// Activation recomputation (Korthikanti et al. 2022): before a layer's backward, rerun what the
-/// policy did not keep (the attention core for selective, the whole block for full, with its TP
+/// policy did not keep (the attention core for Megatron's selective, the elementwise ops and every
+/// other matmul for per-op selective checkpointing, the whole block for full, with its TP
 /// collectives and expert all-to-alls), into transient workspace that the backward gives back.
 
 #include <vector>
@@ -15,8 +16,9 @@ namespace strata {
 
 class RecomputeEmitter {
  public:
-  RecomputeEmitter(DagContext& ctx, TensorParallelEmitter& tp, ExpertParallelEmitter& ep, Recompute policy)
-      : ctx_(ctx), tp_(tp), ep_(ep), policy_(policy) {}
+  RecomputeEmitter(DagContext& ctx, TensorParallelEmitter& tp, ExpertParallelEmitter& ep, Recompute policy,
+                   SelectiveRecompute selective)
+      : ctx_(ctx), tp_(tp), ep_(ep), policy_(policy), selective_(selective) {}
 
   /// The layer's recomputation on `last`, if the policy recomputes; adds the workspace it
   /// rebuilds to what the backward `release`s.
@@ -28,6 +30,7 @@ class RecomputeEmitter {
   TensorParallelEmitter& tp_;
   ExpertParallelEmitter& ep_;
   Recompute policy_;
+  SelectiveRecompute selective_;
 };
 
 }  // namespace strata

@@ -77,7 +77,7 @@ class DagBuilder {
         tp_(ctx_, hidden_bytes_, tp_overlap(sc)),
         cp_(ctx_, context_parallel_plan(sc)),
         ep_(ctx_),
-        recompute_(ctx_, tp_, ep_, sc.memory.recompute),
+        recompute_(ctx_, tp_, ep_, sc.memory.recompute, sc.training.behaviour.selective_recompute),
         dp_(ctx_, data_parallel_plan(sc), part.stages),
         offload_(ctx_, sc.memory.offload, states_, near_storage_, dp_.optimizer_shards(), work_),
         optimizer_(ctx_, {sc.memory.offload.optimizer, sc.memory.offload.params, sc.memory.offload.delayed_update,

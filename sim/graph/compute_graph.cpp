@@ -224,6 +224,7 @@ class GraphBuilder {
       qkv.output_bytes = act_ * s * b * qkv_out;
       qkv.memory_traffic = rotary_traffic(s * b * (qw + kw));
       qkv.traffic_split = Split::tensor;  // per head
+      qkv.native_matmuls = {qw, kw, vw};
       id = add(qkv, id);
     }
     if (m_.qk_norm) {
@@ -290,6 +291,7 @@ class GraphBuilder {
     if (m_.hidden_dropout > 0) out.saved.push_back({"attention residual dropout mask", kMaskBytes * sbh, Split::sequence});
     out.output_bytes = act_ * sbh;
     out.memory_traffic = residual_traffic(sbh);
+    if (!m_.latent()) out.native_matmuls = {h};
     id = add(out, id);
     if (m_.sandwich_norm) id = add(post_norm(name("attn_post_norm"), layer, "attention post-norm input"), id);
     boost::add_edge(block_input, id, TensorEdge{act_ * sbh}, g_);  // residual
@@ -369,6 +371,8 @@ class GraphBuilder {
       up.saved.push_back({"routed token copies", (visits - 1.0) * act_ * sbh, Split::sequence});
     if (routed) up.active_fraction = visits / copies;
     up.output_bytes = visits * act_ * s * b * up_width;
+    const bool dense = std::string(prefix) == "mlp" && !routed;
+    if (dense) up.native_matmuls = gated ? std::vector<double>{I, I} : std::vector<double>{I};
     OpId id = add(up, from);
 
     // The routed experts' activation keeps the dense MLP's op name (reports and traces name it).
@@ -401,6 +405,7 @@ class GraphBuilder {
     // The first adds the residual; a shared expert's output is added to the routed experts' sum
     // (read both, write one).
     down.memory_traffic = first ? residual_traffic(sbh) : 3.0 * act_ * sbh;
+    if (dense) down.native_matmuls = {h};
     return add(down, id);
   }
 

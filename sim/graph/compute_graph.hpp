@@ -102,6 +102,10 @@ struct Op {
   bool tp_replicated = false;
   /// Share of the op's weights one token uses: k of E routed experts; 1 for every other op.
   double active_fraction = 1.0;
+  /// Output widths of the matmuls a PyTorch-native module runs for this op, in order (QKV: wq, wk,
+  /// wv; a gated MLP-up: w1 (gate), w3 (up)): what per-op selective checkpointing counts. Set on a
+  /// dense block's projections with standard attention; empty elsewhere.
+  std::vector<double> native_matmuls = {};
 
   double params() const { return params_split + params_replicated; }
 };

@@ -23,11 +23,31 @@ double rank_bytes(const SavedTensor& t, const ActivationPolicy& policy) {
   return bytes;
 }
 
+double per_op_selective_bytes(const Op& op, int& position, const ActivationPolicy& policy) {
+  double kept = 0.0;
+  for (const SavedTensor& t : op.saved)
+    if (t.block_input) kept += rank_bytes(t, policy);
+  if (op.kind == OpKind::attention_core) kept += rank_bytes({"", op.output_bytes, Split::tensor}, policy);
+  double widths = 0.0;
+  for (double w : op.native_matmuls) widths += w;
+  // Column-parallel outputs divide over TP; a row-parallel one is the whole hidden state.
+  const Split split =
+      op.kind == OpKind::attention_output || op.kind == OpKind::mlp_down ? Split::sequence : Split::tensor;
+  for (double w : op.native_matmuls)
+    if (++position % 2 == 1) kept += rank_bytes({"", op.output_bytes * w / widths, split}, policy);
+  return kept;
+}
+
 double layer_activation_bytes(const ComputeGraph& graph, int layer, const ActivationPolicy& policy) {
   double total = 0.0;
+  int position = 0;
   for (auto v : boost::make_iterator_range(boost::vertices(graph))) {
     const Op& op = graph[v];
     if (op.layer != layer) continue;
+    if (per_op_selective(policy)) {
+      total += per_op_selective_bytes(op, position, policy);
+      continue;
+    }
     for (const SavedTensor& t : op.saved)
       if (kept_for_backward(t, policy.recompute)) total += rank_bytes(t, policy);
   }
@@ -95,9 +115,11 @@ struct StageContents {
 std::vector<StageContents> stage_contents(const Scenario& sc, const ComputeGraph& graph,
                                           const PipelinePartition& part) {
   const ActivationPolicy policy{sc.parallelism.tp, sc.parallelism.sequence_parallel, sc.memory.recompute,
-                                sc.parallelism.cp};
+                                sc.parallelism.cp, sc.training.behaviour.selective_recompute};
   const int last = part.stages - 1;
   const int L = static_cast<int>(sc.model.num_layers);
+  const bool per_op = per_op_selective(policy);
+  std::vector<int> matmuls_so_far(static_cast<std::size_t>(L), 0);
   std::vector<int> stage_of(static_cast<std::size_t>(L));
   for (const auto& chunk : part.chunks)
     for (int layer = chunk.first_layer; layer < chunk.first_layer + chunk.num_layers; ++layer)
@@ -126,14 +148,18 @@ std::vector<StageContents> stage_contents(const Scenario& sc, const ComputeGraph
         continue;
       }
       all[static_cast<std::size_t>(op.layer)] += bytes;
-      if (keep) kept[static_cast<std::size_t>(op.layer)] += bytes;
+      if (keep && !per_op) kept[static_cast<std::size_t>(op.layer)] += bytes;
     }
+    if (per_op && in_block)
+      kept[static_cast<std::size_t>(op.layer)] +=
+          per_op_selective_bytes(op, matmuls_so_far[static_cast<std::size_t>(op.layer)], policy);
   }
   for (int layer = 0; layer < L; ++layer) {
     StageContents& c = out[static_cast<std::size_t>(stage_of[static_cast<std::size_t>(layer)])];
     c.layer_activations += kept[static_cast<std::size_t>(layer)];
     // Recomputation rebuilds one block (full) or one attention core (selective) at a time.
-    c.workspace = std::max(c.workspace, all[static_cast<std::size_t>(layer)] - kept[static_cast<std::size_t>(layer)]);
+    c.workspace =
+        std::max(c.workspace, std::max(0.0, all[static_cast<std::size_t>(layer)] - kept[static_cast<std::size_t>(layer)]));
   }
   return out;
 }

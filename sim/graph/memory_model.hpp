@@ -24,6 +24,8 @@ struct ActivationPolicy {
   /// of the elementwise kernels) divides by cp, the s² scores of unfused attention too (s/cp query
   /// rows against s keys).
   std::int64_t cp = 1;
+  /// What selective recompute keeps (the framework's implementation of it).
+  SelectiveRecompute selective = SelectiveRecompute::attention_core;
 };
 
 /// Whether the policy keeps a saved tensor for backward (or drops it to recompute it).
@@ -33,6 +35,17 @@ double rank_bytes(const SavedTensor& t, const ActivationPolicy& policy);
 /// Bytes one TP rank keeps for the backward pass of transformer block `layer`, one micro-batch
 /// (Korthikanti et al. 2022, Table 2, generalised).
 double layer_activation_bytes(const ComputeGraph& graph, int layer, const ActivationPolicy& policy);
+/// Whether selective recompute runs as per-op checkpointing (every other matmul rerun).
+inline bool per_op_selective(const ActivationPolicy& p) {
+  return p.recompute == Recompute::selective && p.selective == SelectiveRecompute::every_other_matmul;
+}
+/// What per-op selective checkpointing keeps of one op of a block on one TP rank (one micro-batch):
+/// the block's input, the attention kernel's output and the outputs of the block's odd-numbered
+/// native matmuls (wq, wv, w1, w2 of wq, wk, wv, wo, w1, w3, w2), as torchtitan's policy saves every
+/// mm but every second one. `position` counts the block's matmuls so far (start each block at 0;
+/// the graph's ops come in block order). The attention kernel's logsumexp (4 bytes per head and
+/// token) is left out.
+double per_op_selective_bytes(const Op& op, int& position, const ActivationPolicy& policy);
 
 /// Bytes per parameter of each model state, from the precisions and the optimizer.
 struct StateBytes {

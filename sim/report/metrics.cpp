@@ -240,6 +240,9 @@ std::vector<Metric> build_table() {
   add(one("scenario.grad_accumulation", U::text, P::always,
           "how each micro-batch's gradients are accumulated below ZeRO-2 (training.grad_accumulation)",
           [](auto& in) { return json(to_string(S(in).training.behaviour.grad_accumulation)); }));
+  add(one("scenario.selective_recompute", U::text, P::always,
+          "what selective recompute keeps, as the framework implements it (training.selective_recompute)",
+          [](auto& in) { return json(to_string(S(in).training.behaviour.selective_recompute)); }));
 
   // --- how sure the answer is (sim/analysis/confidence)
   add(one("calibration.kernel_tables", U::flag, P::always,

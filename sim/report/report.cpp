@@ -138,8 +138,11 @@ std::string summary_table(const Scenario& sc, const RunResult& r) {
   const OffloadSpec& o = sc.memory.offload;
   for (auto [what, tier] : {std::pair{"optimizer", o.optimizer}, {"params", o.params}, {"activations", o.activations}})
     if (tier != Tier::none) offload += fmt::format("{}{}→{}", offload.empty() ? "" : ", ", what, to_string(tier));
-  line(fmt::format("memory     ZeRO {}{}, recompute {}, offload {}", p.zero_stage,
+  const bool per_op = sc.memory.recompute == Recompute::selective &&
+                      sc.training.behaviour.selective_recompute == SelectiveRecompute::every_other_matmul;
+  line(fmt::format("memory     ZeRO {}{}, recompute {}{}, offload {}", p.zero_stage,
                    p.distributed_optimizer ? " (distributed optimizer)" : "", to_string(sc.memory.recompute),
+                   per_op ? " (per op: every other matmul)" : "",
                    offload.empty() ? "none" : offload + (o.gpudirect ? " (GPUDirect Storage)" : "")));
   line("");
   line(fmt::format("{:>5} {:>11} {:>6} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}", "stage", "ranks",

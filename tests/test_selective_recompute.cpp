@@ -1,0 +1,88 @@
+// Selective recompute as each framework implements it: Megatron's (the attention core rerun) and
+// PyTorch's per-op checkpointing as torchtitan applies it (every other matmul rerun), which the
+// pytorch-fsdp preset picks (sim/config/framework, sim/graph/memory_model, sim/dag/layer_work).
+
+#include <catch2/catch.hpp>
+
+#include "sim/core/diagnostics.hpp"
+#include "sim/dag/layer_work.hpp"
+#include "sim/graph/memory_model.hpp"
+#include "support.hpp"
+
+using namespace strata;
+
+namespace {
+
+// Llama 3 8B: hidden 4096, 8 KV heads of 128, SwiGLU 14336.
+constexpr double kHidden = 4096, kKv = 1024, kFfn = 14336;
+
+Scenario fsdp_8b(const std::vector<std::string>& extra = {}) {
+  std::vector<std::string> sets = {"training.framework=\"pytorch-fsdp\"", "memory.recompute=\"selective\""};
+  sets.insert(sets.end(), extra.begin(), extra.end());
+  return test::load("llama-3-8b-zero3-h100", sets);
+}
+
+ComputeGraph graph_of(const Scenario& sc) {
+  return build_compute_graph(sc.model, {sc.training.seq_len, sc.training.micro_batch_size, 2.0,
+                                        sc.training.flash_attention, !sc.training.behaviour.fused_elementwise});
+}
+
+}  // namespace
+
+TEST_CASE("The pytorch-fsdp preset's selective recompute is per-op checkpointing on dense blocks", "[recompute][config]") {
+  CHECK(fsdp_8b().training.behaviour.selective_recompute == SelectiveRecompute::every_other_matmul);
+  CHECK(test::load("llama-3-8b-zero3-h100").training.behaviour.selective_recompute ==
+        SelectiveRecompute::attention_core);
+  CHECK(fsdp_8b({"training.selective_recompute=\"attention-core\""}).training.behaviour.selective_recompute ==
+        SelectiveRecompute::attention_core);
+  // Experts run through grouped matmuls the policy does not count: Megatron's selective stands.
+  const Scenario moe = test::load("mixtral-8x7b-h100", {"training.framework=\"pytorch-fsdp\""});
+  CHECK(moe.training.behaviour.selective_recompute == SelectiveRecompute::attention_core);
+  try {
+    test::load("mixtral-8x7b-h100", {"training.framework=\"pytorch-fsdp\"",
+                                     "training.selective_recompute=\"every-other-matmul\""});
+    FAIL("a MoE model took every-other-matmul");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()).find("/training/selective_recompute: every-other-matmul is defined for dense blocks") !=
+          std::string::npos);
+  }
+}
+
+TEST_CASE("Per-op checkpointing keeps the block input, the attention output and wq, wv, w1, w2", "[recompute][activations]") {
+  const Scenario sc = fsdp_8b();
+  const ComputeGraph g = graph_of(sc);
+  const double tokens = static_cast<double>(sc.training.seq_len * sc.training.micro_batch_size);
+  ActivationPolicy p{1, false, Recompute::selective, 1, SelectiveRecompute::every_other_matmul};
+  // Block input, attention output, wq (hidden wide), wv (KV width), w1 (gate, FFN wide), w2 (hidden).
+  const double per_token = 2.0 * (kHidden + kHidden + kHidden + kKv + kFfn + kHidden);
+  CHECK(layer_activation_bytes(g, 5, p) == Approx(per_token * tokens));
+  // Under TP 2 without SP the column-parallel outputs halve; the block input and w2's (row-parallel,
+  // the whole hidden state before its reduce) do not.
+  p.tp = 2;
+  CHECK(layer_activation_bytes(g, 5, p) ==
+        Approx(2.0 * (kHidden + kHidden / 2 + kHidden / 2 + kKv / 2 + kFfn / 2 + kHidden) * tokens));
+  // Megatron's selective keeps far more of the same block (everything but the attention core's).
+  p.tp = 1;
+  p.selective = SelectiveRecompute::attention_core;
+  CHECK(layer_activation_bytes(g, 5, p) > 1.5 * per_token * tokens);
+}
+
+TEST_CASE("Per-op checkpointing reruns wk, wo and w3 and the elementwise ops, not the attention", "[recompute]") {
+  const Scenario sc = fsdp_8b();
+  const ComputeGraph g = graph_of(sc);
+  const std::vector<LayerWork> work = layer_work(sc, g);
+  const double tokens = static_cast<double>(sc.training.seq_len * sc.training.micro_batch_size);
+  const LayerWork& w = work[5];
+  CHECK(w.rerun_flops == Approx(2.0 * tokens * kHidden * (kKv + kHidden + kFfn)));
+  CHECK(w.rerun_bytes > 0.0);
+  // The block's forward minus its attention core costs more than the rerun: two of three MLP
+  // matmuls and wq, wv are not rerun.
+  CHECK(w.rerun_s < w.block_s - w.core_s);
+  const RerunWork r = rerun_work(w, Recompute::selective, SelectiveRecompute::every_other_matmul);
+  CHECK(r.seconds == w.rerun_s);
+  CHECK(rerun_work(w, Recompute::selective, SelectiveRecompute::attention_core).seconds == w.core_s);
+  CHECK(rerun_work(w, Recompute::none, SelectiveRecompute::every_other_matmul).seconds == 0.0);
+  // What the kept tensors leave out is rebuilt before the backward.
+  ActivationPolicy none{1, false, Recompute::none, 1};
+  CHECK(w.saved + w.rebuilt == Approx(layer_activation_bytes(g, 5, none)));
+}
