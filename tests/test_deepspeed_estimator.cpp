@@ -57,8 +57,9 @@ Estimate strata_estimate(const nlohmann::json& model, int gpus, int zero, const 
   RunResult r = run_scenario(sc);
   const auto& st = r.memory.stages.at(0);
   Estimate e;
-  // The estimator counts model states and ZeRO's gathered working set, not activations or buffers.
-  e.gpu = st.hbm.params + st.hbm.gradients + st.hbm.optimizer + st.hbm.workspace;
+  // The estimator counts model states and ZeRO's gathered working set, not activations (nor the
+  // loss's transient logits) or buffers.
+  e.gpu = st.hbm.params + st.hbm.gradients + st.hbm.optimizer + st.hbm.workspace - st.transient;
   e.cpu = r.memory.tiers.at(Tier::dram).peak_per_node;
   e.params = r.parameters;
   // Largest op: the embedding, V·h.

@@ -32,6 +32,10 @@ struct Row {
   bool power_limited = false;  ///< the GPU runs below its rated power
   bool pipelined = false;      ///< pipeline parallel (PP > 1)
   strata::Framework framework_preset = strata::kDefaultFramework;
+  /// Every run here ran: Strata must say it fits, or the row says why not (memory_gap).
+  bool fits = true;
+  std::string memory_gap;
+  double peak_gib = 0.0, capacity_gib = 0.0;
 };
 
 double strata_metric(const strata::Scenario& sc, const strata::RunResult& r, const std::string& metric) {
@@ -63,6 +67,10 @@ TEST_CASE("Validation table: published training throughputs", "[validation][simu
     const strata::Scenario sc = strata::test::load_path(j.at("scenario").get<std::string>());
     const strata::RunResult r = strata::run_scenario(sc);
     row.strata = strata_metric(sc, r, row.metric);
+    row.fits = r.memory.fits;
+    row.memory_gap = j.value("memory_gap", "");
+    row.peak_gib = r.memory.gpu_peak / 1073741824.0;
+    row.capacity_gib = sc.hardware.gpu.hbm.value / 1073741824.0;
     row.moe = sc.model.is_moe();
     row.fp8 = sc.training.precision == strata::Precision::fp8;
     row.power_limited = strata::power_limited(sc.hardware);
@@ -115,6 +123,19 @@ TEST_CASE("Validation table: published training throughputs", "[validation][simu
       CHECK(std::fabs(e) <= tolerance);
     }
   }
+  // Every measured run ran on its GPUs: Strata must say it fits, or the row must say why not; a
+  // reason on a row that fits is stale.
+  std::size_t fitting = 0;
+  std::string misfits;
+  for (const Row& r : rows) {
+    INFO(fmt::format("{}: Strata's peak {:.1f} GiB of {:.1f} GiB; memory_gap '{}'", r.id, r.peak_gib, r.capacity_gib,
+                     r.memory_gap));
+    CHECK(r.fits == r.memory_gap.empty());
+    if (r.fits) ++fitting;
+    else misfits += fmt::format("- {}: {:.1f} GiB of {:.1f} GiB ({})\n", r.id, r.peak_gib, r.capacity_gib, r.memory_gap);
+  }
+  table += fmt::format("\nEvery run in this table ran, so Strata should say it fits: it does for {} of {}.{}\n",
+                       fitting, rows.size(), misfits.empty() ? "" : " It does not for these, with the reason:\n\n" + misfits);
   // The confidence lines quote the bands of MoE, DeepSpeed and offloaded runs (sim/analysis/confidence.hpp): they
   // must be this table's (FSDP's are the llm-foundry sweep's: tests/test_validation_foundry.cpp).
   const auto check_band = [&](const char* regime, const strata::ValidatedBand& band, auto&& in_regime) {

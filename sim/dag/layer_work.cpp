@@ -107,6 +107,7 @@ std::vector<LayerWork> layer_work(const Scenario& sc, const ComputeGraph& graph,
     w.fwd_flops += op.forward_flops / flops_div;
     w.bwd_flops += op.backward_flops / flops_div;
     w.fwd_bytes += traffic + quantization.forward;
+    w.transient = std::max(w.transient, rank_bytes({"", op.transient_bytes, op.traffic_split}, policy));
     w.bwd_bytes += kBackwardTrafficFactor * traffic + quantization.backward;
     OpSeconds sec = kernels.op_seconds(op, t, traffic, kBackwardTrafficFactor * traffic);
     if (cp > 1 && in_block && op.kind == OpKind::attention_core) {

@@ -46,6 +46,7 @@ struct LayerWork {
   double fwd_s = 0.0, bwd_s = 0.0, core_s = 0.0, block_s = 0.0;
   double saved = 0.0;    ///< activation bytes kept for backward under the policy
   double rebuilt = 0.0;  ///< bytes recomputation rebuilds transiently before the backward
+  double transient = 0.0;  ///< bytes the forward holds only while it runs (Op::transient_bytes)
   double params = 0.0;   ///< weights held by this TP rank
   double expert_params = 0.0;  ///< the routed experts' part of `params` (this rank's num_experts/ep)
   /// Weights with every expert (before EP): sharded states and the checkpoint divide these over dp

@@ -201,15 +201,20 @@ class DagBuilder {
       if (dp_.gathers_params()) gathered_release = dp_.param_gather(stage, pos, w, last);
       if (u.forward) {
         std::vector<MemoryChange> alloc = {{Tier::hbm, MemoryUse::activations, w.saved}};
+        std::vector<MemoryChange> release = gathered_release;
+        if (w.transient > 0.0) {
+          alloc.push_back({Tier::hbm, MemoryUse::workspace, w.transient});
+          release.push_back({Tier::hbm, MemoryUse::workspace, w.transient});
+        }
         if (block) offload_.before_forward(stage, last);
         const Frontier before = last;
         // With CP the forward is the ring's steps (sim/dag/context_parallel_emitter); the TP overlap's
         // slowdown applies to the plain forward only.
         auto ids = cp_.active() && block
-                       ? forward_with_cp(stage, pos, w, alloc, gathered_release, last)
+                       ? forward_with_cp(stage, pos, w, alloc, release, last)
                        : ctx_.per_lane(stage, TaskKind::forward, pos,
                                        tp_.stretched({w.fwd_flops, w.fwd_bytes, w.fwd_s}, core_fraction(w), true),
-                                       alloc, gathered_release, last);
+                                       alloc, release, last);
         if (block) offload_.after_forward(stage, pos, w, ids);
         last = ep_.all_to_alls(stage, w.ep_fwd, w.ep_bytes, pos, tp_.collectives(stage, w.tp_fwd, pos, ids, &before));
         continue;

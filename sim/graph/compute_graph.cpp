@@ -89,6 +89,10 @@ class GraphBuilder {
     // Softmax cross-entropy passes over the fp32 logits three times (max, exp-sum, normalise).
     loss.memory_traffic = 3.0 * kLogitBytes * s_ * b_ * V;
     loss.traffic_split = Split::tensor;
+    // While it runs, the LM head's 16-bit logits and the fp32 copy the softmax is computed from
+    // (logits.float(), in Megatron's vocab-parallel cross-entropy and in PyTorch's) exist beside the
+    // fp32 softmax it keeps.
+    loss.transient_bytes = (act_ + kLogitBytes) * s_ * b_ * V;
     add(loss, prev);
     return std::move(g_);
   }

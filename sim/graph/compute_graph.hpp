@@ -89,6 +89,9 @@ struct Op {
   bool shares_embedding = false;
   std::vector<SavedTensor> saved = {};
   double output_bytes = 0.0;
+  /// HBM bytes the op holds only while its forward runs, beyond what it keeps and its output (the
+  /// loss's fp32 working copy of the logits); divides over TP as traffic_split says.
+  double transient_bytes = 0.0;
   /// HBM bytes read and written by the op's memory-bound kernels in forward (norms, softmax,
   /// dropout, bias-residual adds, activations), whole model width. See kBackwardTrafficFactor.
   double memory_traffic = 0.0;

@@ -107,6 +107,8 @@ struct StageContents {
   double layer_activations = 0.0;   // one micro-batch, all blocks on the stage
   double first_stage_extra = 0.0;   // embedding tensors, one micro-batch
   double last_stage_extra = 0.0;    // head and loss tensors, one micro-batch
+  double transient = 0.0;           // the largest op's bytes held only while it runs
+  double rebuilt = 0.0;             // the largest block rebuilt by recomputation
   double workspace = 0.0;
 };
 
@@ -140,6 +142,7 @@ std::vector<StageContents> stage_contents(const Scenario& sc, const ComputeGraph
       if (sc.parallelism.ep > 1) local += experts / static_cast<double>(sc.parallelism.ep) - experts;
       c.largest_op = std::max(c.largest_op, local);
     }
+    c.transient = std::max(c.transient, rank_bytes({"", op.transient_bytes, op.traffic_split}, policy));
     for (const SavedTensor& t : op.saved) {
       double bytes = rank_bytes(t, policy);
       bool keep = kept_for_backward(t, policy.recompute);
@@ -158,9 +161,12 @@ std::vector<StageContents> stage_contents(const Scenario& sc, const ComputeGraph
     StageContents& c = out[static_cast<std::size_t>(stage_of[static_cast<std::size_t>(layer)])];
     c.layer_activations += kept[static_cast<std::size_t>(layer)];
     // Recomputation rebuilds one block (full) or one attention core (selective) at a time.
-    c.workspace =
-        std::max(c.workspace, std::max(0.0, all[static_cast<std::size_t>(layer)] - kept[static_cast<std::size_t>(layer)]));
+    c.rebuilt =
+        std::max(c.rebuilt, std::max(0.0, all[static_cast<std::size_t>(layer)] - kept[static_cast<std::size_t>(layer)]));
   }
+  // A transient and a recomputation's rebuild are not held at once (the loss runs at the end of the
+  // forward, recomputation before each block's backward).
+  for (StageContents& c : out) c.workspace = std::max(c.rebuilt, c.transient);
   return out;
 }
 
@@ -272,6 +278,7 @@ MemoryEstimate estimate_memory(const Scenario& sc, const ComputeGraph& graph, co
     }
     sm.hbm.activations = acts;
     sm.hbm.workspace = c.workspace + gathered + (sm.layers > 0 ? cp_receive_buffer_bytes(sc) : 0.0);
+    sm.transient = std::max(0.0, c.transient - c.rebuilt);
     double allocated = sm.hbm.params + sm.hbm.gradients + sm.hbm.optimizer + sm.hbm.activations + sm.hbm.workspace;
     sm.hbm.buffers = sc.hardware.overheads.runtime_reserved.value + (par.dp * par.cp > 1 ? sc.memory.comm_buffer.value : 0.0) +
                      sc.hardware.overheads.fragmentation * allocated;

@@ -61,7 +61,7 @@ struct MemoryBreakdown {
   double gradients = 0.0;
   double optimizer = 0.0;
   double activations = 0.0;  ///< saved for backward, all micro-batches in flight
-  double workspace = 0.0;    ///< transient: one layer rebuilt by recomputation, ZeRO-3 gathered weights
+  double workspace = 0.0;    ///< transient: one layer rebuilt by recomputation (or the loss's transient), ZeRO-3 gathered weights
   double buffers = 0.0;      ///< runtime, communication buckets, fragmentation
   double total() const { return params + gradients + optimizer + activations + workspace + buffers; }
 };
@@ -80,6 +80,9 @@ struct StageMemory {
   int layers = 0;
   double microbatches_in_flight = 0.0;
   MemoryBreakdown hbm;
+  /// Of hbm.workspace, what the largest op holds only while it runs (the loss's logits and their fp32
+  /// copy, Op::transient_bytes) where that exceeds recomputation's rebuild.
+  double transient = 0.0;
   std::map<Tier, double> offloaded;  ///< bytes this rank keeps in each offload tier
   std::map<Tier, double> offloaded_states;  ///< the model-state part of `offloaded` (no activations)
 };
