@@ -89,3 +89,36 @@ TEST_CASE("Eager PyTorch moves the bytes of its kernel sequences; fused kernels 
   layernorm.norm = NormKind::layernorm;
   CHECK(traffic(layernorm, true, OpKind::norm) == Approx(traffic(layernorm, false, OpKind::norm)));
 }
+
+TEST_CASE("The loss holds the 16-bit logits while it runs, and PyTorch's fp32 copy beside its softmax",
+          "[graph]") {
+  // Megatron's vocab-parallel cross-entropy exponentiates and normalises its fp32 copy in place
+  // (that copy is the softmax it keeps); PyTorch's log_softmax writes a new tensor beside the copy.
+  Scenario sc = test::load("llama-3-8b-zero3-h100");
+  const double s = 4096, b = 2, V = static_cast<double>(sc.model.vocab_size);
+  auto loss_of = [&](bool beside) {
+    const ComputeGraph g = build_compute_graph(
+        sc.model, GraphShape{.seq_len = 4096, .micro_batch = 2, .softmax_beside_fp32_copy = beside});
+    for (auto v : boost::make_iterator_range(boost::vertices(g)))
+      if (g[v].kind == OpKind::loss) return g[v];
+    FAIL("no loss op");
+    return Op{};
+  };
+  const Op in_place = loss_of(false), pytorch = loss_of(true);
+  CHECK(in_place.transient_bytes == Approx(2.0 * s * b * V));            // bf16 logits
+  CHECK(pytorch.transient_bytes == Approx((2.0 + 4.0) * s * b * V));     // and their fp32 copy
+  double kept = 0.0;
+  for (const auto& t : in_place.saved) kept += t.bytes;
+  CHECK(kept == Approx(4.0 * s * b * V));  // the fp32 softmax, in both
+}
+
+TEST_CASE("The framework preset sets the loss's cross-entropy, and training.cross_entropy overrides it",
+          "[graph][config]") {
+  CHECK(test::load("llama-3-8b-zero3-h100").training.behaviour.cross_entropy == CrossEntropy::vocab_parallel);
+  CHECK(test::load("llama-3-8b-zero3-h100", {"training.framework=\"pytorch-fsdp\""})
+            .training.behaviour.cross_entropy == CrossEntropy::pytorch);
+  // DeepSpeed runs transformers' models as often as Megatron-DeepSpeed's: the user says which.
+  CHECK(test::load("llama-3-8b-zero3-h100",
+                   {"training.framework=\"deepspeed\"", "training.cross_entropy=\"pytorch\""})
+            .training.behaviour.cross_entropy == CrossEntropy::pytorch);
+}

@@ -112,9 +112,10 @@ TEST_CASE("Under fp8 the linears quantize their operands and the LM head stays i
   };
   using strata::GemmSplit;
   using strata::OpKind;
-  // The norm casts QKV's input (1 byte net: the transposed copy's pass less the narrower write); the
-  // attention output casts and transposes its own input (4 bytes); both cast their output gradient.
-  const strata::Op qkv = op(OpKind::qkv_projection, 6144, h, GemmSplit::n);
+  // A fused norm casts QKV's input (1 byte net: the transposed copy's pass less the narrower write);
+  // the attention output casts and transposes its own input (4 bytes); both cast their output gradient.
+  strata::Op qkv = op(OpKind::qkv_projection, 6144, h, GemmSplit::n);
+  qkv.input_from_norm = true;
   CHECK(fp8.quantization_traffic(qkv, 1).forward == Approx(1.0 * m * h));
   CHECK(fp8.quantization_traffic(qkv, 1).backward == Approx(4.0 * m * 6144));
   // Under TP 2 the column-parallel output (and its gradient) halves, its input does not.
@@ -122,9 +123,14 @@ TEST_CASE("Under fp8 the linears quantize their operands and the LM head stays i
   CHECK(fp8.quantization_traffic(qkv, 2).backward == Approx(4.0 * m * 3072));
   const strata::Op out = op(OpKind::attention_output, h, h, GemmSplit::k);
   CHECK(fp8.quantization_traffic(out, 1).forward == Approx(4.0 * m * h));
-  // The activation's backward writes MLP-up's output gradient already cast.
-  const strata::Op up = op(OpKind::mlp_up, 2 * ffn, h, GemmSplit::n);
-  CHECK(fp8.quantization_traffic(up, 1).backward == 0.0);
+  // The same projection after a separate norm (MLA's down-projection) casts its input itself.
+  strata::Op unfused = qkv;
+  unfused.input_from_norm = false;
+  CHECK(fp8.quantization_traffic(unfused, 1).forward == Approx(4.0 * m * h));
+  // MLP-up's output gradient comes from the activation's 16-bit backward: cast and transposed.
+  strata::Op up = op(OpKind::mlp_up, 2 * ffn, h, GemmSplit::n);
+  up.input_from_norm = true;
+  CHECK(fp8.quantization_traffic(up, 1).backward == Approx(4.0 * m * 2 * ffn));
   // Nothing to quantize in 16-bit training, nor for the LM head, which runs at the BF16 rate.
   CHECK(bf16.quantization_traffic(qkv, 1).forward == 0.0);
   const strata::Op head = op(OpKind::lm_head, 128256, h, GemmSplit::n);
@@ -136,15 +142,16 @@ TEST_CASE("Under fp8 the linears quantize their operands and the LM head stays i
   const auto fast = fp8.op_seconds(mlp, 1, 0.0, 0.0), slow = bf16.op_seconds(mlp, 1, 0.0, 0.0);
   CHECK(fast.forward < slow.forward);
   CHECK(fast.backward < slow.backward);
-  // The passes move their bytes at the memory rate, one launch per GEMM operand.
+  // MLP-down's input is the activation's 16-bit output: cast and transposed, 4 bytes per element.
   const auto q = fp8.quantization_traffic(mlp, 1);
+  CHECK(q.forward == Approx(4.0 * m * ffn));
+  CHECK(q.backward == Approx(4.0 * m * h));
+  // The passes move their bytes at the memory rate, one launch per GEMM operand.
   const auto with = fp8.op_seconds(mlp, 1, 0.0, 0.0);
-  strata::Op bare = mlp;
-  bare.kind = OpKind::mlp_up;  // same GEMM, input cast by its producer too: forward 1 byte, backward 0
-  const auto q_up = fp8.quantization_traffic(bare, 1);
-  CHECK(q.forward == Approx(q_up.forward));
-  CHECK(with.backward - fp8.op_seconds(bare, 1, 0.0, 0.0).backward ==
-        Approx(fp8.memory_seconds(q.backward, 1.0)).epsilon(1e-9));
+  strata::Op fused = mlp;
+  fused.input_from_norm = true;  // same GEMM with its input cast by the producer: 3 bytes fewer
+  CHECK(with.forward - fp8.op_seconds(fused, 1, 0.0, 0.0).forward ==
+        Approx(fp8.memory_seconds(q.forward, 1.0) - fp8.memory_seconds(1.0 * m * ffn, 1.0)).epsilon(1e-9));
 }
 
 TEST_CASE("Fused attention rates reproduce the published H100 FlashAttention measurements", "[kernels][validation]") {

@@ -43,8 +43,25 @@ TEST_CASE("The pytorch-fsdp preset's selective recompute is per-op checkpointing
                                      "training.selective_recompute=\"every-other-matmul\""});
     FAIL("a MoE model took every-other-matmul");
   } catch (const InputError& e) {
-    CHECK(std::string(e.what()).find("/training/selective_recompute: every-other-matmul is defined for dense blocks") !=
+    CHECK(std::string(e.what()).find("/training/selective_recompute: every-other-matmul is modelled for dense blocks") !=
           std::string::npos);
+  }
+  // Biased linears are aten.addmm, which the save list (aten.mm) does not name.
+  const std::vector<std::string> fsdp = {"training.framework=\"pytorch-fsdp\"", "parallelism.tp=1",
+                                         "parallelism.dp=8", "parallelism.sequence_parallel=false",
+                                         "training.global_batch_size=32"};
+  CHECK(test::load("korthikanti-22b-selective", fsdp).training.behaviour.selective_recompute ==
+        SelectiveRecompute::attention_core);
+  // Under TP the preset keeps Megatron's selective, and asking for per-op checkpointing is refused.
+  CHECK(fsdp_8b({"parallelism.tp=2", "parallelism.dp=4", "parallelism.sequence_parallel=true"})
+            .training.behaviour.selective_recompute == SelectiveRecompute::attention_core);
+  try {
+    fsdp_8b({"parallelism.tp=2", "parallelism.dp=4", "parallelism.sequence_parallel=true",
+             "training.selective_recompute=\"every-other-matmul\""});
+    FAIL("TP 2 took every-other-matmul");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()).find("/training/selective_recompute: every-other-matmul is modelled at "
+                                     "/parallelism/tp 1 only") != std::string::npos);
   }
 }
 

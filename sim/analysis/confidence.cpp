@@ -164,10 +164,10 @@ Confidence assess_confidence(const Scenario& sc, const RunResult& r) {
   if (power_limited(sc.hardware))
     c.warnings.push_back(fmt::format("at its {:g} W power limit (rated {:g} W) the GPU's SM clock is taken as {:.3f} of "
                                      "boost by the f³ power law, checked on {} published runs only (torchtitan, H100 "
-                                     "at 500 W: {:.0f} to {:.0f} % shorter than measured)",
+                                     "at 500 W: {:.0f} % shorter to {:.0f} % longer than measured)",
                                      sc.hardware.gpu.power_limit.value, sc.hardware.gpu.tdp.value,
-                                     sustained_clock(sc.hardware), kPowerLimitBand.runs, -kPowerLimitBand.high_percent,
-                                     -kPowerLimitBand.low_percent));
+                                     sustained_clock(sc.hardware), kPowerLimitBand.runs, -kPowerLimitBand.low_percent,
+                                     kPowerLimitBand.high_percent));
   if (!c.validated_framework)
     c.warnings.push_back(fmt::format("framework {} has no measured runs in docs/validation.md",
                                      to_string(sc.training.framework)));

@@ -44,11 +44,11 @@ inline constexpr ValidatedBand kOffloadBand{5, -29.6, 28.4};
 /// 405B), Megatron-Bridge 25.11 (Llama 3 8B and 70B, Llama 3.1 405B), torchtitan's Float8 Llama 3.1
 /// 70B with and without AsyncTP. Optimistic most on narrow models in the older NeMo releases; the
 /// shortest is NeMo 24.07's GPT-3 5B, then the AsyncTP run (TP overlap, see below).
-inline constexpr ValidatedBand kFp8Band{17, -20.4, 10.3};
+inline constexpr ValidatedBand kFp8Band{17, -18.1, 11.2};
 /// GPUs run below their rated power (gpu.power_limit < gpu.tdp), whose SM clock comes from the f³
 /// power law (sustained_clock): torchtitan's runs on H100 at 500 W (Llama 3.1 8B eager and compiled,
 /// 70B Float8 with and without AsyncTP).
-inline constexpr ValidatedBand kPowerLimitBand{6, -19.4, -0.7};
+inline constexpr ValidatedBand kPowerLimitBand{6, -17.9, 0.7};
 /// Overlapped TP communication outside Megatron-Core is timed as Transformer Engine's userbuffers
 /// pipeline it: on torchtitan's Llama 3.1 70B (FSDP 32 x TP 8, 256 H100) AsyncTP measured this much
 /// more throughput than the blocking run, where Strata's overlap gives kTpOverlapStrataGainPercent.

@@ -85,6 +85,7 @@ ComputeGraph scenario_graph(const Scenario& sc) {
   shape.activation_bytes = std::max(2.0, bytes_per_element(sc.training.precision));
   shape.flash_attention = sc.training.flash_attention;
   shape.eager_elementwise = !sc.training.behaviour.fused_elementwise;
+  shape.softmax_beside_fp32_copy = sc.training.behaviour.cross_entropy == CrossEntropy::pytorch;
   return build_compute_graph(sc.model, shape);
 }
 

@@ -30,6 +30,14 @@ std::string to_string(GradAccumulation a) {
   return "grad_accumulation";
 }
 
+std::string to_string(CrossEntropy c) {
+  switch (c) {
+    case CrossEntropy::vocab_parallel: return "vocab-parallel";
+    case CrossEntropy::pytorch: return "pytorch";
+  }
+  return "cross_entropy";
+}
+
 std::string to_string(SelectiveRecompute r) {
   switch (r) {
     case SelectiveRecompute::attention_core: return "attention-core";
@@ -101,8 +109,9 @@ FrameworkBehaviour preset(Framework f, const PresetInputs& in) {
       return {.overlap_grad_reduce = true, .overlap_param_gather = true, .overlap_tp_comm = false,
               .overlap_p2p_comm = false, .attention = AttentionKernel::flash_attention_2,
               .fused_elementwise = false,
-              .selective_recompute = in.plain_blocks ? SelectiveRecompute::every_other_matmul
-                                                     : SelectiveRecompute::attention_core};
+              .selective_recompute = in.plain_blocks && !in.tensor_parallel ? SelectiveRecompute::every_other_matmul
+                                                                            : SelectiveRecompute::attention_core,
+              .cross_entropy = CrossEntropy::pytorch};
   }
   return {};
 }
@@ -136,19 +145,23 @@ const std::vector<FrameworkDoc>& framework_docs() {
        "Megatron-Core as NeMo runs it (default): gradient reduction and parameter gathers overlapped; pipeline "
        "sends asynchronous with the interleaved schedule only; the backward's column-parallel TP collectives "
        "asynchronous beside their GEMMs, the rest blocking unless training.overlap_tp_comm (--tp-comm-overlap); "
-       "attention through the vendor's fused kernel (cuDNN via Transformer Engine)",
+       "attention through the vendor's fused kernel (cuDNN via Transformer Engine); vocab-parallel cross-entropy "
+       "in place on the fp32 copy of the logits",
        true},
       {Framework::deepspeed,
        "DeepSpeed: overlap_comm as its defaults set it (off below ZeRO-3: gradient reduction blocks the "
        "compute stream; on under ZeRO-3); ZeRO-3 parameters prefetched; TP collectives and pipeline sends "
        "blocking; below ZeRO-2 each micro-batch's gradients accumulated by a pass of their own (cast to fp32 "
-       "and added, BF16_Optimizer, for fp32 gradients of bf16 with the optimizer on the GPU); FlashAttention-2",
+       "and added, BF16_Optimizer, for fp32 gradients of bf16 with the optimizer on the GPU); FlashAttention-2; "
+       "Megatron-DeepSpeed's vocab-parallel cross-entropy (training.cross_entropy pytorch for transformers' "
+       "models)",
        true},
       {Framework::pytorch_fsdp,
        "PyTorch FSDP: gradient reduce-scatter overlapped with the backward, parameter all-gathers prefetched; "
        "TP collectives and pipeline sends blocking; FlashAttention-2 (SDPA); norms, activations and rotary "
        "embeddings eager, one kernel per tensor op (no torch.compile); selective recompute as torchtitan's "
-       "per-op checkpointing (every other matmul rerun) on dense blocks",
+       "per-op checkpointing (every other matmul rerun) on bias-free dense blocks at TP 1; the loss's log-softmax beside the fp32 "
+       "copy of the logits (F.cross_entropy)",
        true},
   };
   return docs;

@@ -62,6 +62,18 @@ enum class SelectiveRecompute {
   every_other_matmul,
 };
 
+/// How the loss's softmax cross-entropy holds the logits while it runs (the LM head's 16-bit logits
+/// are alive until it returns; both keep an fp32 softmax for the backward).
+enum class CrossEntropy {
+  /// Megatron's vocab-parallel cross-entropy (tensor_parallel/cross_entropy.py, Megatron-DeepSpeed's
+  /// mpu alike): the fp32 copy of the logits is exponentiated and normalised in place and kept as the
+  /// softmax, so only the 16-bit logits are transient.
+  vocab_parallel,
+  /// PyTorch's F.cross_entropy on logits.float() (torchtitan, transformers, llm-foundry): log_softmax
+  /// writes a new fp32 tensor beside the fp32 copy, so the copy and the 16-bit logits are transient.
+  pytorch,
+};
+
 struct FrameworkBehaviour {
   /// Gradient reduction runs on its own stream beside the backward; false: it does not overlap the
   /// compute. Gradients reduced once per step are reduced after the stage's whole backward (Megatron-LM
@@ -89,6 +101,7 @@ struct FrameworkBehaviour {
   bool fused_elementwise = true;
   GradAccumulation grad_accumulation = GradAccumulation::none;
   SelectiveRecompute selective_recompute = SelectiveRecompute::attention_core;
+  CrossEntropy cross_entropy = CrossEntropy::vocab_parallel;
 };
 
 /// What overlapping TP communication with the GEMMs costs (Transformer Engine's userbuffers;
@@ -112,6 +125,7 @@ std::string to_string(Framework f);
 std::string to_string(AttentionKernel k);
 std::string to_string(GradAccumulation a);
 std::string to_string(SelectiveRecompute r);
+std::string to_string(CrossEntropy c);
 /// Every attention kernel with its name and what it is (`training.attention_kernel`).
 struct AttentionKernelDoc {
   AttentionKernel kernel;
@@ -132,9 +146,14 @@ struct PresetInputs {
   bool bf16 = false;            ///< training.precision bf16
   bool fp32_gradients = false;  ///< training.grad_precision fp32
   bool optimizer_offloaded = false;  ///< memory.offload.optimizer off the GPU
-  /// Dense blocks with standard attention (no experts, no latent attention): the blocks per-op
-  /// selective checkpointing is defined for.
+  /// Dense blocks with standard attention and bias-free linears (no experts, no latent attention;
+  /// a biased linear is aten.addmm, which torchtitan's save list of aten.mm does not name): the
+  /// blocks per-op selective checkpointing is modelled for.
   bool plain_blocks = true;
+  /// parallelism.tp > 1. Per-op selective checkpointing is modelled at TP 1 only: under TP with
+  /// sequence parallelism the saved outputs are the reduce-scatters' and a rerun needs the
+  /// all-gathers again, which the every-other-matmul counting leaves out.
+  bool tensor_parallel = false;
 };
 /// The preset's behaviour (before the scenario's own overrides).
 FrameworkBehaviour preset(Framework f, const PresetInputs& in);

@@ -66,7 +66,7 @@ void register_builtin_policies(PolicyCatalog& catalog) {
   PolicyCategory frameworks{"framework", "training.framework",
                             "training framework preset (overrides: training.overlap_grad_reduce, overlap_param_gather, "
                             "overlap_tp_comm, overlap_p2p_comm, async_tp_backward, attention_kernel, fused_elementwise, "
-                            "grad_accumulation, selective_recompute)", {}};
+                            "grad_accumulation, selective_recompute, cross_entropy)", {}};
   for (const auto& f : framework_docs()) frameworks.policies.push_back({to_string(f.framework), f.doc});
   catalog.add(std::move(frameworks));
   PolicyCategory attention{"attention_kernel", "training.attention_kernel",
@@ -81,8 +81,18 @@ void register_builtin_policies(PolicyCatalog& catalog) {
                  "core's, which is rerun before the backward"},
                 {to_string(SelectiveRecompute::every_other_matmul),
                  "PyTorch's per-op selective checkpointing as torchtitan applies it (selective_ac_option op): keeps "
-                 "the block input, the attention kernel's output and the outputs of wq, wv, w1 and w2; reruns wk, "
-                 "wo, w3 and every elementwise op before the backward (dense blocks, standard attention)"}}});
+                 "the block input, the attention kernel's output and every second matmul's output from the "
+                 "block's first (wq, wv, w1, w2 of a gated block; wq, wv, w1 of a GeLU one); reruns the others and "
+                 "every elementwise op before the backward (bias-free dense blocks, standard attention, TP 1)"}}});
+  catalog.add({"cross_entropy", "training.cross_entropy",
+               "how the loss's softmax cross-entropy holds the logits while it runs (default from the framework "
+               "preset)",
+               {{to_string(CrossEntropy::vocab_parallel),
+                 "Megatron's vocab-parallel cross-entropy: exponentiates and normalises the fp32 copy of the logits "
+                 "in place and keeps it as the softmax; only the 16-bit logits are transient (2 bytes per logit)"},
+                {to_string(CrossEntropy::pytorch),
+                 "PyTorch's F.cross_entropy on logits.float() (torchtitan, transformers): log_softmax writes a new "
+                 "fp32 tensor, so the 16-bit logits and the fp32 copy are transient (6 bytes per logit)"}}});
   catalog.add({"grad_accumulation", "training.grad_accumulation",
                "how each micro-batch's weight gradients reach the buffer the step reduces, below ZeRO-2 (default "
                "from the framework preset)",

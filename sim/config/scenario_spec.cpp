@@ -146,6 +146,11 @@ const ParamTable kTraining = {
      .doc = "what memory.recompute selective reruns: attention-core (Megatron) or every-other-matmul "
             "(torchtitan's per-op checkpointing; dense blocks with standard attention); default from the framework",
      .choices = names("selective_recompute"), .optional = true},
+    {.key = "cross_entropy", .kind = ParamKind::choice,
+     .doc = "how the loss holds the logits while it runs: vocab-parallel (Megatron's, in place on the fp32 copy) "
+            "or pytorch (F.cross_entropy: log_softmax beside the fp32 copy, 4 bytes per logit more); default from "
+            "the framework",
+     .choices = names("cross_entropy"), .optional = true},
     {.key = "moe", .kind = ParamKind::object, .default_value = json::object(),
      .doc = "mixture-of-experts routing: capacity factor and load imbalance (MoE models only)"},
 };
@@ -583,12 +588,16 @@ Scenario parse_scenario(const json& doc, const SourceMap& sources) {
   sc.memory.offload.delayed_update = off.boolean("delayed_update");
   sc.memory.offload.gpudirect = off.boolean("gpudirect");
   // The framework preset, then the scenario's own overrides of it.
+  const bool plain_blocks =
+      !sc.model.is_moe() && !sc.model.latent() && !sc.model.attention_bias && !sc.model.attention_output_bias &&
+      !sc.model.mlp_bias;
   t.behaviour = preset(t.framework, {.zero_stage = p.zero_stage,
                                      .interleaved = p.schedule == Schedule::interleaved && p.virtual_stages > 1,
                                      .bf16 = t.precision == Precision::bf16,
                                      .fp32_gradients = t.grad_precision == Precision::fp32,
                                      .optimizer_offloaded = sc.memory.offload.optimizer != Tier::none,
-                                     .plain_blocks = !sc.model.is_moe() && !sc.model.latent()});
+                                     .plain_blocks = plain_blocks,
+                                     .tensor_parallel = p.tp > 1});
   if (tr.has("attention_kernel"))
     t.behaviour.attention = enum_from_name(tr.choice("attention_kernel"),
                                            {AttentionKernel::flash_attention_2, AttentionKernel::vendor_fused,
@@ -607,11 +616,19 @@ Scenario parse_scenario(const json& doc, const SourceMap& sources) {
     t.behaviour.selective_recompute = enum_from_name(
         tr.choice("selective_recompute"),
         {SelectiveRecompute::attention_core, SelectiveRecompute::every_other_matmul}, t.behaviour.selective_recompute);
-    if (t.behaviour.selective_recompute == SelectiveRecompute::every_other_matmul &&
-        (sc.model.is_moe() || sc.model.latent()))
-      tr.error_at_cause({"selective_recompute"}, "every-other-matmul is defined for dense blocks with standard "
-                                                 "attention; this model has experts or latent attention");
+    if (t.behaviour.selective_recompute == SelectiveRecompute::every_other_matmul && !plain_blocks)
+      tr.error_at_cause({"selective_recompute"}, "every-other-matmul is modelled for dense blocks with standard "
+                                                 "attention and bias-free linears; this model has experts, latent "
+                                                 "attention or biases");
+    else if (t.behaviour.selective_recompute == SelectiveRecompute::every_other_matmul && p.tp > 1)
+      tr.error_at_cause({"selective_recompute"}, "every-other-matmul is modelled at /parallelism/tp 1 only (under TP "
+                                                 "its saved outputs and reruns involve the sequence-parallel "
+                                                 "collectives); use attention-core");
   }
+  if (tr.has("cross_entropy"))
+    t.behaviour.cross_entropy = enum_from_name(tr.choice("cross_entropy"),
+                                               {CrossEntropy::vocab_parallel, CrossEntropy::pytorch},
+                                               t.behaviour.cross_entropy);
   if (tr.has("overlap_tp_comm")) {
     t.behaviour.overlap_tp_comm = tr.boolean("overlap_tp_comm");
     // Transformer Engine overlaps the sequence-parallel all-gather and reduce-scatter; Megatron-Bridge

@@ -153,7 +153,7 @@ std::vector<LayerWork> layer_work(const Scenario& sc, const ComputeGraph& graph,
       w.block_bytes += traffic + quantization.forward;
       w.block_s += sec.forward;
     }
-    // The op's first native matmul's number in its block, counted from 1 (per-op selective).
+    // How many of its block's native matmuls come before the op's first (per-op selective).
     int matmuls_before = 0;
     if (in_block && per_op) {
       int& so_far = matmuls_so_far[static_cast<std::size_t>(op.layer)];
@@ -171,7 +171,8 @@ std::vector<LayerWork> layer_work(const Scenario& sc, const ComputeGraph& graph,
       const double share = widths > 0.0 ? rerun / widths : 0.0;
       if (op.kind != OpKind::attention_core) {
         w.rerun_flops += share * op.forward_flops / flops_div;
-        w.rerun_bytes += traffic;
+        // The rerun matmuls' fp8 casts run again with them (op_seconds times them in the share).
+        w.rerun_bytes += traffic + share * quantization.forward;
         w.rerun_s += share * kernels.op_seconds(op, t, 0.0, 0.0).forward + kernels.memory_seconds(traffic, 1.0);
       }
     }

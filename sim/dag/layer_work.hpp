@@ -78,9 +78,6 @@ inline constexpr int head_unit(int num_layers) { return num_layers + 1; }
 
 std::vector<LayerWork> layer_work(const Scenario& sc, const ComputeGraph& graph, EndsWork ends = EndsWork::folded);
 
-/// The entries of `work` (layer_work's result) model chunk `chunk` runs, in forward order: its blocks,
-/// and when the embedding and the head have entries of their own, the embedding before the first
-/// chunk's blocks and the head after the last chunk's.
 /// What recomputation reruns of one block before its backward, under the scenario's policy: the whole
 /// block (full), the attention core (selective as Megatron's) or the block's elementwise ops and every
 /// other matmul (selective as per-op checkpointing); nothing without recompute.
@@ -89,6 +86,9 @@ struct RerunWork {
 };
 RerunWork rerun_work(const LayerWork& w, Recompute recompute, SelectiveRecompute selective);
 
+/// The entries of `work` (layer_work's result) model chunk `chunk` runs, in forward order: its blocks,
+/// and when the embedding and the head have entries of their own, the embedding before the first
+/// chunk's blocks and the head after the last chunk's.
 std::vector<int> chunk_work_units(const PipelinePartition& part, int chunk, const std::vector<LayerWork>& work);
 
 }  // namespace strata

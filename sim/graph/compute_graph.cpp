@@ -43,7 +43,8 @@ class GraphBuilder {
  public:
   GraphBuilder(const ModelSpec& m, const GraphShape& shape)
       : m_(m), s_(static_cast<double>(shape.seq_len)), b_(static_cast<double>(shape.micro_batch)),
-        act_(shape.activation_bytes), flash_(shape.flash_attention), eager_(shape.eager_elementwise) {}
+        act_(shape.activation_bytes), flash_(shape.flash_attention), eager_(shape.eager_elementwise),
+        softmax_beside_copy_(shape.softmax_beside_fp32_copy) {}
 
   ComputeGraph build() {
     const double h = m_.hidden_size, V = m_.vocab_size;
@@ -79,6 +80,8 @@ class GraphBuilder {
 
     Op loss{.name = "loss", .kind = OpKind::loss, .layer = static_cast<int>(m_.num_layers)};
     loss.saved.push_back({"fp32 logits", kLogitBytes * s_ * b_ * V, Split::tensor});
+    // Softmax cross-entropy passes over the fp32 logits three times (max, exp-sum, normalise).
+    loss.memory_traffic = 3.0 * kLogitBytes * s_ * b_ * V;
     if (m_.final_logit_softcapping > 0) {
       // cap·tanh(logits/cap) in the activation dtype (transformers Gemma2ForCausalLM): tanh's backward
       // needs its output; one fused elementwise pass reads and writes the logits.
@@ -86,13 +89,11 @@ class GraphBuilder {
       loss.memory_traffic += 2.0 * act_ * s_ * b_ * V;
     }
     loss.output_bytes = kFp32Bytes;
-    // Softmax cross-entropy passes over the fp32 logits three times (max, exp-sum, normalise).
-    loss.memory_traffic = 3.0 * kLogitBytes * s_ * b_ * V;
     loss.traffic_split = Split::tensor;
-    // While it runs, the LM head's 16-bit logits and the fp32 copy the softmax is computed from
-    // (logits.float(), in Megatron's vocab-parallel cross-entropy and in PyTorch's) exist beside the
-    // fp32 softmax it keeps.
-    loss.transient_bytes = (act_ + kLogitBytes) * s_ * b_ * V;
+    // While it runs, the LM head's 16-bit logits exist beside the fp32 softmax it keeps, and so does
+    // the fp32 copy the softmax is computed from (logits.float()) where the softmax is a new tensor
+    // (PyTorch's log_softmax); Megatron's vocab-parallel cross-entropy works in place on that copy.
+    loss.transient_bytes = (act_ + (softmax_beside_copy_ ? kLogitBytes : 0.0)) * s_ * b_ * V;
     add(loss, prev);
     return std::move(g_);
   }
@@ -193,6 +194,7 @@ class GraphBuilder {
     up.saved.push_back({"normed KV latent", act_ * sb * dkv, Split::sequence});
     if (dq > 0) up.saved.push_back({"normed Q latent", act_ * sb * dq, Split::sequence});
     up.output_bytes = act_ * sb * (a * qk + a * (qk - rope + v));
+    up.input_from_norm = true;
     return add(up, id);
   }
 
@@ -229,6 +231,7 @@ class GraphBuilder {
       qkv.memory_traffic = rotary_traffic(s * b * (qw + kw));
       qkv.traffic_split = Split::tensor;  // per head
       qkv.native_matmuls = {qw, kw, vw};
+      qkv.input_from_norm = true;
       id = add(qkv, id);
     }
     if (m_.qk_norm) {
@@ -375,8 +378,11 @@ class GraphBuilder {
       up.saved.push_back({"routed token copies", (visits - 1.0) * act_ * sbh, Split::sequence});
     if (routed) up.active_fraction = visits / copies;
     up.output_bytes = visits * act_ * s * b * up_width;
-    const bool dense = std::string(prefix) == "mlp" && !routed;
+    // The block's MLP, not a shared expert beside routed ones (first is false for those).
+    const bool dense = first && !routed;
     if (dense) up.native_matmuls = gated ? std::vector<double>{I, I} : std::vector<double>{I};
+    // The block's MLP reads its norm's output directly; shared experts share it with the router.
+    up.input_from_norm = dense;
     OpId id = add(up, from);
 
     // The routed experts' activation keeps the dense MLP's op name (reports and traces name it).
@@ -417,6 +423,7 @@ class GraphBuilder {
   double s_, b_, act_;
   bool flash_;
   bool eager_;
+  bool softmax_beside_copy_;
   ComputeGraph g_;
 };
 

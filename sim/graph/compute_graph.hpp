@@ -90,8 +90,13 @@ struct Op {
   std::vector<SavedTensor> saved = {};
   double output_bytes = 0.0;
   /// HBM bytes the op holds only while its forward runs, beyond what it keeps and its output (the
-  /// loss's fp32 working copy of the logits); divides over TP as traffic_split says.
+  /// loss's 16-bit logits and fp32 working copy); divides over TP as traffic_split says.
   double transient_bytes = 0.0;
+  /// A linear whose input is a norm's output with nothing between: Transformer Engine fuses the
+  /// two (LayerNormLinear, Megatron-Core's TELayerNormColumnParallelLinear) and the norm writes the
+  /// FP8 input itself. Set on a standard block's QKV, its MLP's up-projection, and latent attention's
+  /// up-projections; not on a linear after a separate norm (MLA's down-projections, shared experts).
+  bool input_from_norm = false;
   /// HBM bytes read and written by the op's memory-bound kernels in forward (norms, softmax,
   /// dropout, bias-residual adds, activations), whole model width. See kBackwardTrafficFactor.
   double memory_traffic = 0.0;
@@ -131,6 +136,10 @@ struct GraphShape {
   /// rotary embeddings as their decomposition) rather than as fused kernels (Megatron, Transformer
   /// Engine); see the kernel sequences in compute_graph.cpp.
   bool eager_elementwise = false;
+  /// The loss computes its softmax in a new fp32 tensor beside the fp32 copy of the logits
+  /// (PyTorch's F.cross_entropy on logits.float()); false: in place on that copy (Megatron's
+  /// vocab-parallel cross-entropy), whose transient is then the 16-bit logits alone.
+  bool softmax_beside_fp32_copy = false;
 };
 
 /// Builds the graph and checks it is acyclic (an internal invariant).

@@ -45,12 +45,11 @@ OpBytes KernelCosts::quantization_traffic(const Op& op, double tp) const {
   OpBytes q;
   if (!fp8_ || !runs_in_fp8(op.kind)) return q;
   // Bytes per element of the forward's input and of the backward's output gradient (the class
-  // comment): cast and transposed (4) unless the producer casts (1) or the activation's backward
-  // writes the gradient cast (0). Routed experts (Megatron-Core's TEGroupedMLP) cast every operand.
-  const bool norm_or_activation_casts = op.kind == OpKind::qkv_projection || op.kind == OpKind::mlp_up ||
-                                        op.kind == OpKind::mlp_down;
-  const double input_bytes = norm_or_activation_casts ? 1.0 : 4.0;
-  const double gradient_bytes = op.kind == OpKind::mlp_up ? 0.0 : 4.0;
+  // comment): cast and transposed (4) unless a fused norm writes the input in FP8 (1). Every
+  // gradient arrives in 16 bits: the activation between the MLP's linears is Megatron's own
+  // (bias_swiglu / bias_gelu, 16-bit in and out), so MLP-down's input and MLP-up's gradient are cast.
+  const double input_bytes = op.input_from_norm ? 1.0 : 4.0;
+  const double gradient_bytes = 4.0;
   for (const GemmShape& g : op.gemms) {
     const double n = g.split == GemmSplit::n ? g.n / tp : g.n;
     const double k = g.split == GemmSplit::k ? g.k / tp : g.k;

@@ -53,17 +53,16 @@ class KernelCosts {
   OpSeconds attention_seconds(const AttentionShape& a) const;
   /// Elementwise kernels moving `bytes` of HBM traffic, `kernels` launches.
   double memory_seconds(double bytes, double kernels) const;
-  /// FLOPs with no shape (roofline at the large-GEMM rate).
-  double flops_seconds(double flops) const { return flops / quantized_.flops_rate; }
   /// The bytes fp8 training's quantization passes add to the op's memory-bound kernels on one rank of
   /// a TP group of `tp` (zero unless the precision is fp8 and the op runs_in_fp8). Hopper's fp8 tensor
   /// cores take both operands K-major, so Transformer Engine writes every 16-bit activation operand as
   /// fp8 twice, row-wise and transposed (fp8_cast_transpose_fused: read 2 bytes, write 1 + 1): the
-  /// forward's input and the backward's output gradient. Where the producer's kernel casts (the norm
-  /// before QKV and MLP-up, the activation before MLP-down) its output is 1 byte narrower and only
-  /// the transposed copy costs a pass (read 1, write 1): net 1 byte; the activation's backward
-  /// writes MLP-up's output gradient already cast and transposed: net 0. Weights are cast once per
-  /// step, not per micro-batch, and are left out.
+  /// forward's input and the backward's output gradient. Where a fused norm writes the input
+  /// (Op::input_from_norm: Megatron-Core's TELayerNormColumnParallelLinear before QKV and MLP-up) its
+  /// output is 1 byte narrower and only the transposed copy costs a pass (read 1, write 1): net 1
+  /// byte. MLP-down's input and every output gradient come from Megatron's own 16-bit kernels (the
+  /// activation, its backward) and are cast: 4. Weights are cast once per step, not per micro-batch,
+  /// and are left out.
   OpBytes quantization_traffic(const Op& op, double tp) const;
 
   /// The op's kernels on one TP rank of a group of `tp`: its GEMMs split as Megatron splits them,

@@ -243,6 +243,9 @@ std::vector<Metric> build_table() {
   add(one("scenario.selective_recompute", U::text, P::always,
           "what selective recompute keeps, as the framework implements it (training.selective_recompute)",
           [](auto& in) { return json(to_string(S(in).training.behaviour.selective_recompute)); }));
+  add(one("scenario.cross_entropy", U::text, P::always,
+          "how the loss holds the logits while it runs, as the framework implements it (training.cross_entropy)",
+          [](auto& in) { return json(to_string(S(in).training.behaviour.cross_entropy)); }));
 
   // --- how sure the answer is (sim/analysis/confidence)
   add(one("calibration.kernel_tables", U::flag, P::always,
