@@ -2,6 +2,7 @@
 // et al. Eq. 7, and the pipeline partition.
 
 #include <catch2/catch.hpp>
+#include <map>
 
 #include "sim/graph/compute_graph.hpp"
 #include "sim/graph/pipeline_partition.hpp"
@@ -121,4 +122,38 @@ TEST_CASE("The framework preset sets the loss's cross-entropy, and training.cros
   CHECK(test::load("llama-3-8b-zero3-h100",
                    {"training.framework=\"deepspeed\"", "training.cross_entropy=\"pytorch\""})
             .training.behaviour.cross_entropy == CrossEntropy::pytorch);
+}
+
+TEST_CASE("Under FP8, Transformer Engine's linears keep the FP8 copy of their inputs", "[graph][memory]") {
+  // module/linear.py and layernorm_linear.py save the FP8 input (or its transpose) for the weight
+  // gradient; fused attention's backward reads its 16-bit output, so the projection's FP8 copy of
+  // it is kept beside that.
+  Scenario sc = test::load("llama-3-8b-zero3-h100");
+  const double tokens = 4096.0 * 2.0, h = 4096, ffn = 14336;
+  auto saved = [&](bool fp8_inputs) {
+    const ComputeGraph g = build_compute_graph(
+        sc.model, GraphShape{.seq_len = 4096, .micro_batch = 2, .flash_attention = true,
+                             .fp8_saved_linear_inputs = fp8_inputs});
+    std::map<std::string, double> bytes;
+    for (auto v : boost::make_iterator_range(boost::vertices(g)))
+      if (g[v].layer == 3)
+        for (const auto& t : g[v].saved) bytes[t.name] += t.bytes;
+    return bytes;
+  };
+  auto bf16 = saved(false), fp8 = saved(true);
+  CHECK(bf16["QKV input"] == Approx(2.0 * tokens * h));
+  CHECK(fp8["QKV input"] == Approx(1.0 * tokens * h));
+  CHECK(fp8["MLP input"] == Approx(1.0 * tokens * h));
+  CHECK(fp8["down projection input"] == Approx(1.0 * tokens * ffn));
+  CHECK(fp8["attention projection input"] == Approx(2.0 * tokens * h));
+  CHECK(fp8["attention projection input (FP8)"] == Approx(1.0 * tokens * h));
+  // What the attention kernel and the activation keep stays in 16 bits.
+  CHECK(fp8["Q"] == Approx(bf16["Q"]));
+  CHECK(fp8["gate projection output"] == Approx(bf16["gate projection output"]));
+}
+
+TEST_CASE("Megatron-Core's preset saves FP8 inputs under fp8; torchao's (pytorch-fsdp) does not", "[config]") {
+  CHECK(test::load("llama-3-8b-zero3-h100").training.behaviour.fp8_saves_quantized_inputs);
+  CHECK_FALSE(test::load("llama-3-8b-zero3-h100", {"training.framework=\"pytorch-fsdp\""})
+                  .training.behaviour.fp8_saves_quantized_inputs);
 }

@@ -81,11 +81,12 @@ FrameworkBehaviour preset(Framework f, const PresetInputs& in) {
     // run it; tp_comm_overlap stays off unless asked for (--tp-comm-overlap; the NeMo GPT-3 175B recipe
     // asks, so its scenario sets training.overlap_tp_comm). overlap_p2p_comm: Megatron-Bridge turns
     // it on with the interleaved schedule only (comm_overlap: vp > 1). Attention through Transformer
-    // Engine's cuDNN fused kernel.
+    // Engine's cuDNN fused kernel. Its linears are Transformer Engine's, which under FP8 keep the
+    // FP8 copy of their input for the weight gradient (module/linear.py, layernorm_linear.py).
     case Framework::megatron_core:
       return {.overlap_grad_reduce = true, .overlap_param_gather = true, .overlap_tp_comm = false,
               .overlap_p2p_comm = in.interleaved, .async_tp_backward = true,
-              .attention = AttentionKernel::vendor_fused};
+              .attention = AttentionKernel::vendor_fused, .fp8_saves_quantized_inputs = true};
     // DeepSpeed's overlap_comm defaults to false, and to true under ZeRO-3 (DeepSpeed configuration
     // docs, zero_optimization.overlap_comm); ZeRO-3 prefetches parameters (stage3_prefetch_bucket_size
     // defaults to 5e7); its pipeline engine sends and receives in the schedule's own instructions
@@ -146,7 +147,8 @@ const std::vector<FrameworkDoc>& framework_docs() {
        "sends asynchronous with the interleaved schedule only; the backward's column-parallel TP collectives "
        "asynchronous beside their GEMMs, the rest blocking unless training.overlap_tp_comm (--tp-comm-overlap); "
        "attention through the vendor's fused kernel (cuDNN via Transformer Engine); vocab-parallel cross-entropy "
-       "in place on the fp32 copy of the logits",
+       "in place on the fp32 copy of the logits; under fp8 the linears keep their inputs' FP8 copies (Transformer "
+       "Engine)",
        true},
       {Framework::deepspeed,
        "DeepSpeed: overlap_comm as its defaults set it (off below ZeRO-3: gradient reduction blocks the "

@@ -102,6 +102,9 @@ struct FrameworkBehaviour {
   GradAccumulation grad_accumulation = GradAccumulation::none;
   SelectiveRecompute selective_recompute = SelectiveRecompute::attention_core;
   CrossEntropy cross_entropy = CrossEntropy::vocab_parallel;
+  /// Under fp8, the linears keep the FP8 copy of their input for the weight gradient (Transformer
+  /// Engine's modules, Megatron-Core) rather than the 16-bit input.
+  bool fp8_saves_quantized_inputs = false;
 };
 
 /// What overlapping TP communication with the GEMMs costs (Transformer Engine's userbuffers;

@@ -37,6 +37,8 @@ constexpr double kMaskBytes = 1.0;
 constexpr double kFp32Bytes = 4.0;
 // Cross-entropy keeps the logits in fp32 (Korthikanti et al. 2022 §4.3: 4sbv/t).
 constexpr double kLogitBytes = 4.0;
+// An FP8 tensor (E4M3 or E5M2).
+constexpr double kFp8Bytes = 1.0;
 
 /// Adds ops for one model, chaining each to the previous one and wiring residual edges.
 class GraphBuilder {
@@ -44,7 +46,7 @@ class GraphBuilder {
   GraphBuilder(const ModelSpec& m, const GraphShape& shape)
       : m_(m), s_(static_cast<double>(shape.seq_len)), b_(static_cast<double>(shape.micro_batch)),
         act_(shape.activation_bytes), flash_(shape.flash_attention), eager_(shape.eager_elementwise),
-        softmax_beside_copy_(shape.softmax_beside_fp32_copy) {}
+        softmax_beside_copy_(shape.softmax_beside_fp32_copy), fp8_inputs_(shape.fp8_saved_linear_inputs) {}
 
   ComputeGraph build() {
     const double h = m_.hidden_size, V = m_.vocab_size;
@@ -171,7 +173,7 @@ class GraphBuilder {
     down.gemms.push_back({sb, dkv + rope, h, 1.0, GemmSplit::none});
     down.backward_flops = 2.0 * down.forward_flops;
     down.tp_replicated = true;
-    down.saved.push_back({"attention latent projection input", act_ * sb * h, Split::sequence});
+    down.saved.push_back({"attention latent projection input", linear_input_bytes() * sb * h, Split::sequence});
     down.output_bytes = act_ * sb * (dq + dkv + rope);
     OpId id = add(down, norm_out);
 
@@ -191,8 +193,8 @@ class GraphBuilder {
     up.gemms = {{sb, a * qk, q_in, 1.0, GemmSplit::n}, {sb, a * (qk - rope + v), dkv, 1.0, GemmSplit::n}};
     up.backward_flops = 2.0 * up.forward_flops;
     // The normed latents: the small per-token K/V state MLA keeps (kv_lora_rank + the shared rope key).
-    up.saved.push_back({"normed KV latent", act_ * sb * dkv, Split::sequence});
-    if (dq > 0) up.saved.push_back({"normed Q latent", act_ * sb * dq, Split::sequence});
+    up.saved.push_back({"normed KV latent", linear_input_bytes() * sb * dkv, Split::sequence});
+    if (dq > 0) up.saved.push_back({"normed Q latent", linear_input_bytes() * sb * dq, Split::sequence});
     up.output_bytes = act_ * sb * (a * qk + a * (qk - rope + v));
     up.input_from_norm = true;
     return add(up, id);
@@ -226,7 +228,7 @@ class GraphBuilder {
       qkv.forward_flops = 2.0 * s * b * h * qkv_out;
       qkv.gemms = {{s * b, qkv_out, h, 1.0, GemmSplit::n}};
       qkv.backward_flops = 2.0 * qkv.forward_flops;
-      qkv.saved.push_back({"QKV input", act_ * sbh, Split::sequence});
+      qkv.saved.push_back({"QKV input", linear_input_bytes() * sbh, Split::sequence});
       qkv.output_bytes = act_ * s * b * qkv_out;
       qkv.memory_traffic = rotary_traffic(s * b * (qw + kw));
       qkv.traffic_split = Split::tensor;  // per head
@@ -294,7 +296,14 @@ class GraphBuilder {
     out.forward_flops = 2.0 * s * b * ow * h;
     out.gemms = {{s * b, h, ow, 1.0, GemmSplit::k}};
     out.backward_flops = 2.0 * out.forward_flops;
-    out.saved.push_back({"attention projection input", act_ * s * b * ow, Split::tensor});
+    // The attention output: fused attention's backward reads it too (D = rowsum(dO · O)), so in
+    // 16 bits; the projection keeps its FP8 copy beside it where the framework saves that.
+    if (flash_ && fp8_inputs_) {
+      out.saved.push_back({"attention projection input", act_ * s * b * ow, Split::tensor});
+      out.saved.push_back({"attention projection input (FP8)", kFp8Bytes * s * b * ow, Split::tensor});
+    } else {
+      out.saved.push_back({"attention projection input", linear_input_bytes() * s * b * ow, Split::tensor});
+    }
     if (m_.hidden_dropout > 0) out.saved.push_back({"attention residual dropout mask", kMaskBytes * sbh, Split::sequence});
     out.output_bytes = act_ * sbh;
     out.memory_traffic = residual_traffic(sbh);
@@ -373,13 +382,14 @@ class GraphBuilder {
     // An expert sees the tokens routed to it: visits/experts of them on average.
     up.gemms = {{s * b * visits / copies, up_width, h, copies, GemmSplit::n}};
     up.backward_flops = 2.0 * up.forward_flops;
-    if (first) up.saved.push_back({"MLP input", act_ * sbh, Split::sequence});
+    // The block's MLP, not a shared expert beside routed ones (first is false for those).
+    const bool dense = first && !routed;
+    // The router reads a MoE block's MLP input too and keeps it in 16 bits.
+    if (first) up.saved.push_back({"MLP input", (dense ? linear_input_bytes() : act_) * sbh, Split::sequence});
     if (routed && visits > 1.0)
       up.saved.push_back({"routed token copies", (visits - 1.0) * act_ * sbh, Split::sequence});
     if (routed) up.active_fraction = visits / copies;
     up.output_bytes = visits * act_ * s * b * up_width;
-    // The block's MLP, not a shared expert beside routed ones (first is false for those).
-    const bool dense = first && !routed;
     if (dense) up.native_matmuls = gated ? std::vector<double>{I, I} : std::vector<double>{I};
     // The block's MLP reads its norm's output directly; shared experts share it with the router.
     up.input_from_norm = dense;
@@ -407,7 +417,8 @@ class GraphBuilder {
     down.forward_flops = visits * 2.0 * s * b * I * h;
     down.gemms = {{s * b * visits / copies, h, I, copies, GemmSplit::k}};
     down.backward_flops = 2.0 * down.forward_flops;
-    down.saved.push_back({"down projection input", visits * act_ * s * b * I, Split::tensor});
+    down.saved.push_back({"down projection input", visits * (dense ? linear_input_bytes() : act_) * s * b * I,
+                          Split::tensor});
     if (routed) down.active_fraction = visits / copies;
     if (first && m_.hidden_dropout > 0)
       down.saved.push_back({"MLP residual dropout mask", kMaskBytes * sbh, Split::sequence});
@@ -424,7 +435,12 @@ class GraphBuilder {
   bool flash_;
   bool eager_;
   bool softmax_beside_copy_;
+  bool fp8_inputs_;
   ComputeGraph g_;
+
+  /// Bytes per element an FP8 linear keeps of its input for the weight gradient: the FP8 copy its
+  /// GEMM read where the framework saves that (GraphShape::fp8_saved_linear_inputs), else the input.
+  double linear_input_bytes() const { return fp8_inputs_ ? kFp8Bytes : act_; }
 };
 
 }  // namespace

@@ -140,6 +140,11 @@ struct GraphShape {
   /// (PyTorch's F.cross_entropy on logits.float()); false: in place on that copy (Megatron's
   /// vocab-parallel cross-entropy), whose transient is then the 16-bit logits alone.
   bool softmax_beside_fp32_copy = false;
+  /// FP8 training whose linears save for the weight gradient the FP8 copy of the input their GEMM
+  /// read (Transformer Engine's Linear and LayerNormLinear), 1 byte per element, rather than the
+  /// 16-bit input (torchao's Float8Linear saves the high-precision one). The dense block's linears
+  /// only: a MoE block's MLP input is the router's too.
+  bool fp8_saved_linear_inputs = false;
 };
 
 /// Builds the graph and checks it is acyclic (an internal invariant).
