@@ -5,6 +5,7 @@
 #include <map>
 
 #include "sim/graph/compute_graph.hpp"
+#include "sim/graph/memory_model.hpp"
 #include "sim/graph/pipeline_partition.hpp"
 #include "support.hpp"
 
@@ -41,11 +42,12 @@ TEST_CASE("The graph is a DAG with every block's ops in order", "[graph]") {
 }
 
 TEST_CASE("Flash attention keeps no s² tensors", "[graph]") {
+  // In 16 bits: under FP8 only the attention output beside its FP8 copy is the core's alone.
   Scenario sc = test::load("korthikanti-22b-selective");
   GraphShape shape{.seq_len = 2048, .micro_batch = 4, .activation_bytes = 2.0, .flash_attention = true};
   ComputeGraph g = build_compute_graph(sc.model, shape);
   for (auto v : boost::make_iterator_range(boost::vertices(g)))
-    for (const auto& t : g[v].saved) CHECK_FALSE(t.attention_scores);
+    for (const auto& t : g[v].saved) CHECK_FALSE(t.attention_core_only);
 }
 
 TEST_CASE("Uneven pipelines give the first and last stage fewer blocks", "[graph]") {
@@ -150,6 +152,11 @@ TEST_CASE("Under FP8, Transformer Engine's linears keep the FP8 copy of their in
   // What the attention kernel and the activation keep stays in 16 bits.
   CHECK(fp8["Q"] == Approx(bf16["Q"]));
   CHECK(fp8["gate projection output"] == Approx(bf16["gate projection output"]));
+  // Megatron's selective recompute reruns the core, so its 16-bit output is not kept.
+  const ComputeGraph g = build_compute_graph(
+      sc.model, GraphShape{.seq_len = 4096, .micro_batch = 2, .flash_attention = true, .fp8_saved_linear_inputs = true});
+  const ActivationPolicy none{1, false, Recompute::none, 1}, selective{1, false, Recompute::selective, 1};
+  CHECK(layer_activation_bytes(g, 3, none) - layer_activation_bytes(g, 3, selective) == Approx(2.0 * tokens * h));
 }
 
 TEST_CASE("Megatron-Core's preset saves FP8 inputs under fp8; torchao's (pytorch-fsdp) does not", "[config]") {

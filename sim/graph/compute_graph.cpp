@@ -297,9 +297,10 @@ class GraphBuilder {
     out.gemms = {{s * b, h, ow, 1.0, GemmSplit::k}};
     out.backward_flops = 2.0 * out.forward_flops;
     // The attention output: fused attention's backward reads it too (D = rowsum(dO · O)), so in
-    // 16 bits; the projection keeps its FP8 copy beside it where the framework saves that.
+    // 16 bits; the projection keeps its FP8 copy beside it where the framework saves that, and the
+    // 16-bit one is then the core's alone (selective recompute reruns the core and rebuilds it).
     if (flash_ && fp8_inputs_) {
-      out.saved.push_back({"attention projection input", act_ * s * b * ow, Split::tensor});
+      out.saved.push_back({"attention projection input", act_ * s * b * ow, Split::tensor, true});
       out.saved.push_back({"attention projection input (FP8)", kFp8Bytes * s * b * ow, Split::tensor});
     } else {
       out.saved.push_back({"attention projection input", linear_input_bytes() * s * b * ow, Split::tensor});

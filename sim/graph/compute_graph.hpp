@@ -69,8 +69,10 @@ struct SavedTensor {
   std::string name;
   double bytes = 0.0;
   Split split = Split::replicated;
-  /// Attention-score tensors (s² per head): dropped by selective recompute.
-  bool attention_scores = false;
+  /// Read only by the attention core's backward (its s² scores; under FP8 with fused attention, the
+  /// 16-bit output beside the projection's FP8 copy): Megatron's selective recompute drops it and
+  /// reruns the core.
+  bool attention_core_only = false;
   /// The block's input: all that full recomputation keeps.
   bool block_input = false;
 };

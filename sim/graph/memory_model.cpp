@@ -8,7 +8,7 @@ namespace strata {
 
 bool kept_for_backward(const SavedTensor& t, Recompute recompute) {
   if (recompute == Recompute::full) return t.block_input;
-  if (recompute == Recompute::selective) return !t.attention_scores;
+  if (recompute == Recompute::selective) return !t.attention_core_only;
   return true;
 }
 
