@@ -213,6 +213,22 @@ TEST_CASE("A pytorch-fsdp run says how optimistic Strata was on the published FS
   CHECK(warnings("megatron-core").find("pytorch-fsdp") == std::string::npos);
 }
 
+TEST_CASE("A pytorch-fsdp run whose selective recompute falls back to Megatron's says so", "[validation][confidence]") {
+  const auto warnings = [](const std::vector<std::string>& sets) {
+    std::vector<std::string> all_sets = {"training.framework=\"pytorch-fsdp\""};
+    all_sets.insert(all_sets.end(), sets.begin(), sets.end());
+    const strata::Scenario sc = strata::test::load("llama-3-8b-zero3-h100", all_sets);
+    strata::RunResult r;
+    r.parameters = 8.0e9;
+    std::string all;
+    for (const auto& w : strata::assess_confidence(sc, r).warnings) all += w + "\n";
+    return all;
+  };
+  const std::string line = "selective recompute is timed as Megatron's (the attention core rerun), not as PyTorch's";
+  CHECK(warnings({}).find(line) == std::string::npos);  // TP 1, dense, bias-free: per-op
+  CHECK(warnings({"parallelism.tp=2", "parallelism.sequence_parallel=true"}).find(line) != std::string::npos);
+}
+
 TEST_CASE("A deepspeed run with pipeline stages says Strata was optimistic on every Megatron-DeepSpeed run",
           "[validation][confidence]") {
   const auto warnings = [](const std::string& scenario, const std::vector<std::string>& sets) {

@@ -168,6 +168,12 @@ Confidence assess_confidence(const Scenario& sc, const RunResult& r) {
                                      sc.hardware.gpu.power_limit.value, sc.hardware.gpu.tdp.value,
                                      sustained_clock(sc.hardware), kPowerLimitBand.runs, -kPowerLimitBand.low_percent,
                                      kPowerLimitBand.high_percent));
+  // PyTorch's per-op selective checkpointing is modelled on bias-free dense blocks at TP 1 only.
+  if (sc.training.framework == Framework::pytorch_fsdp && sc.memory.recompute == Recompute::selective &&
+      sc.training.behaviour.selective_recompute == SelectiveRecompute::attention_core)
+    c.warnings.push_back("selective recompute is timed as Megatron's (the attention core rerun), not as PyTorch's "
+                         "per-op checkpointing, which is modelled on bias-free dense blocks at TP 1 only and keeps "
+                         "less and reruns more");
   if (!c.validated_framework)
     c.warnings.push_back(fmt::format("framework {} has no measured runs in docs/validation.md",
                                      to_string(sc.training.framework)));
