@@ -164,3 +164,66 @@ TEST_CASE("Megatron-Core's preset saves FP8 inputs under fp8; torchao's (pytorch
   CHECK_FALSE(test::load("llama-3-8b-zero3-h100", {"training.framework=\"pytorch-fsdp\""})
                   .training.behaviour.fp8_saves_quantized_inputs);
 }
+
+namespace {
+const Op& op_named(const ComputeGraph& g, const std::string& name) {
+  for (auto v : boost::make_iterator_range(boost::vertices(g)))
+    if (g[v].name == name) return g[v];
+  FAIL("no op " << name);
+  static const Op none{};
+  return none;
+}
+}  // namespace
+
+TEST_CASE("A fused norm writes the FP8 inputs of QKV and MLP-up; nothing else's", "[graph]") {
+  // Megatron-Core's TELayerNormColumnParallelLinear (QKV, MLP-up); TERowParallelLinear after the
+  // attention core and Megatron's own activation; a MoE block's experts after the router.
+  const GraphShape shape{.seq_len = 4096, .micro_batch = 1};
+  const ComputeGraph dense = build_compute_graph(test::load("llama-3-8b-zero3-h100").model, shape);
+  CHECK(op_named(dense, "layer3.qkv").input_from_norm);
+  CHECK(op_named(dense, "layer3.mlp_up").input_from_norm);
+  CHECK_FALSE(op_named(dense, "layer3.attn_out").input_from_norm);
+  CHECK_FALSE(op_named(dense, "layer3.mlp_down").input_from_norm);
+  const ComputeGraph moe = build_compute_graph(test::load("mixtral-8x7b-h100").model, shape);
+  CHECK(op_named(moe, "layer3.qkv").input_from_norm);
+  CHECK_FALSE(op_named(moe, "layer3.experts_up").input_from_norm);
+}
+
+TEST_CASE("fp32 logits are their own copy: the loss's transient then holds no .float() copy", "[graph]") {
+  Scenario sc = test::load("llama-3-8b-zero3-h100");
+  const double s = 2048, b = 1, V = static_cast<double>(sc.model.vocab_size);
+  auto transient = [&](bool beside) {
+    const ComputeGraph g = build_compute_graph(sc.model, GraphShape{.seq_len = 2048, .micro_batch = 1,
+                                                                    .activation_bytes = 4.0,
+                                                                    .softmax_beside_fp32_copy = beside});
+    return op_named(g, "loss").transient_bytes;
+  };
+  CHECK(transient(false) == 0.0);                        // in place on the logits themselves
+  CHECK(transient(true) == Approx(4.0 * s * b * V));     // the logits beside the new softmax
+}
+
+TEST_CASE("Final-logit softcapping adds its pass to the loss's three over the fp32 logits", "[graph]") {
+  Scenario sc = test::load("llama-3-8b-zero3-h100");
+  const double sbV = 2048.0 * static_cast<double>(sc.model.vocab_size);
+  const GraphShape shape{.seq_len = 2048, .micro_batch = 1};
+  CHECK(op_named(build_compute_graph(sc.model, shape), "loss").memory_traffic == Approx(3.0 * 4.0 * sbV));
+  sc.model.final_logit_softcapping = 30.0;  // Gemma 2
+  CHECK(op_named(build_compute_graph(sc.model, shape), "loss").memory_traffic ==
+        Approx(3.0 * 4.0 * sbV + 2.0 * 2.0 * sbV));
+}
+
+TEST_CASE("Under FP8 a MoE block's experts keep FP8 down-projection inputs and a 16-bit MLP input", "[graph][memory]") {
+  const ModelSpec m = test::load("mixtral-8x7b-h100").model;
+  const GraphShape shape{.seq_len = 4096, .micro_batch = 1, .fp8_saved_linear_inputs = true};
+  const ComputeGraph g = build_compute_graph(m, shape);
+  const double tokens = 4096.0, h = m.hidden_size, top_k = static_cast<double>(m.experts_per_token);
+  double mlp_input = 0.0, down_input = 0.0;
+  for (auto v : boost::make_iterator_range(boost::vertices(g)))
+    if (g[v].layer == 3)
+      for (const auto& t : g[v].saved) {
+        if (t.name == "MLP input") mlp_input += t.bytes;
+        if (t.name == "down projection input") down_input += t.bytes;
+      }
+  CHECK(mlp_input == Approx(2.0 * tokens * h));
+  CHECK(down_input == Approx(top_k * 1.0 * tokens * static_cast<double>(m.intermediate_size)));
+}

@@ -168,12 +168,13 @@ Confidence assess_confidence(const Scenario& sc, const RunResult& r) {
                                      sc.hardware.gpu.power_limit.value, sc.hardware.gpu.tdp.value,
                                      sustained_clock(sc.hardware), kPowerLimitBand.runs, -kPowerLimitBand.low_percent,
                                      kPowerLimitBand.high_percent));
-  // PyTorch's per-op selective checkpointing is modelled on bias-free dense blocks at TP 1 only.
+  // The pytorch-fsdp preset falls back to Megatron's selective where per-op checkpointing is not modelled.
   if (sc.training.framework == Framework::pytorch_fsdp && sc.memory.recompute == Recompute::selective &&
-      sc.training.behaviour.selective_recompute == SelectiveRecompute::attention_core)
+      sc.training.behaviour.selective_recompute == SelectiveRecompute::attention_core &&
+      !sc.per_op_checkpointing_modelled())
     c.warnings.push_back("selective recompute is timed as Megatron's (the attention core rerun), not as PyTorch's "
-                         "per-op checkpointing, which is modelled on bias-free dense blocks at TP 1 only and keeps "
-                         "less and reruns more");
+                         "per-op checkpointing, which is modelled on bias-free dense blocks with flash attention at "
+                         "TP 1 only and keeps less and reruns more");
   if (!c.validated_framework)
     c.warnings.push_back(fmt::format("framework {} has no measured runs in docs/validation.md",
                                      to_string(sc.training.framework)));

@@ -110,8 +110,8 @@ FrameworkBehaviour preset(Framework f, const PresetInputs& in) {
       return {.overlap_grad_reduce = true, .overlap_param_gather = true, .overlap_tp_comm = false,
               .overlap_p2p_comm = false, .attention = AttentionKernel::flash_attention_2,
               .fused_elementwise = false,
-              .selective_recompute = in.plain_blocks && !in.tensor_parallel ? SelectiveRecompute::every_other_matmul
-                                                                            : SelectiveRecompute::attention_core,
+              .selective_recompute = in.per_op_checkpointing ? SelectiveRecompute::every_other_matmul
+                                                             : SelectiveRecompute::attention_core,
               .cross_entropy = CrossEntropy::pytorch};
   }
   return {};
@@ -162,7 +162,7 @@ const std::vector<FrameworkDoc>& framework_docs() {
        "PyTorch FSDP: gradient reduce-scatter overlapped with the backward, parameter all-gathers prefetched; "
        "TP collectives and pipeline sends blocking; FlashAttention-2 (SDPA); norms, activations and rotary "
        "embeddings eager, one kernel per tensor op (no torch.compile); selective recompute as torchtitan's "
-       "per-op checkpointing (every other matmul rerun) on bias-free dense blocks at TP 1; the loss's log-softmax beside the fp32 "
+       "per-op checkpointing (every other matmul rerun) on bias-free dense blocks with flash attention at TP 1; the loss's log-softmax beside the fp32 "
        "copy of the logits (F.cross_entropy)",
        true},
   };

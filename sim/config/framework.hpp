@@ -149,14 +149,8 @@ struct PresetInputs {
   bool bf16 = false;            ///< training.precision bf16
   bool fp32_gradients = false;  ///< training.grad_precision fp32
   bool optimizer_offloaded = false;  ///< memory.offload.optimizer off the GPU
-  /// Dense blocks with standard attention and bias-free linears (no experts, no latent attention;
-  /// a biased linear is aten.addmm, which torchtitan's save list of aten.mm does not name): the
-  /// blocks per-op selective checkpointing is modelled for.
-  bool plain_blocks = true;
-  /// parallelism.tp > 1. Per-op selective checkpointing is modelled at TP 1 only: under TP with
-  /// sequence parallelism the saved outputs are the reduce-scatters' and a rerun needs the
-  /// all-gathers again, which the every-other-matmul counting leaves out.
-  bool tensor_parallel = false;
+  /// Per-op selective checkpointing is modelled for the scenario (Scenario::per_op_checkpointing_modelled).
+  bool per_op_checkpointing = true;
 };
 /// The preset's behaviour (before the scenario's own overrides).
 FrameworkBehaviour preset(Framework f, const PresetInputs& in);

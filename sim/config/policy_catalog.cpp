@@ -89,10 +89,10 @@ void register_builtin_policies(PolicyCatalog& catalog) {
                "preset)",
                {{to_string(CrossEntropy::vocab_parallel),
                  "Megatron's vocab-parallel cross-entropy: exponentiates and normalises the fp32 copy of the logits "
-                 "in place and keeps it as the softmax; only the 16-bit logits are transient (2 bytes per logit)"},
+                 "in place and keeps it as the softmax; only the 16-bit logits are transient (2 bytes per logit; none for fp32 logits)"},
                 {to_string(CrossEntropy::pytorch),
                  "PyTorch's F.cross_entropy on logits.float() (torchtitan, transformers): log_softmax writes a new "
-                 "fp32 tensor, so the 16-bit logits and the fp32 copy are transient (6 bytes per logit)"}}});
+                 "fp32 tensor, so the 16-bit logits and the fp32 copy are transient (6 bytes per logit; 4 for fp32 logits)"}}});
   catalog.add({"grad_accumulation", "training.grad_accumulation",
                "how each micro-batch's weight gradients reach the buffer the step reduces, below ZeRO-2 (default "
                "from the framework preset)",

@@ -144,7 +144,8 @@ const ParamTable kTraining = {
      .choices = names("grad_accumulation"), .optional = true},
     {.key = "selective_recompute", .kind = ParamKind::choice,
      .doc = "what memory.recompute selective reruns: attention-core (Megatron) or every-other-matmul "
-            "(torchtitan's per-op checkpointing; dense blocks with standard attention); default from the framework",
+            "(torchtitan's per-op checkpointing; bias-free dense blocks with flash attention, TP 1); default from "
+            "the framework",
      .choices = names("selective_recompute"), .optional = true},
     {.key = "cross_entropy", .kind = ParamKind::choice,
      .doc = "how the loss holds the logits while it runs: vocab-parallel (Megatron's, in place on the fp32 copy) "
@@ -588,16 +589,12 @@ Scenario parse_scenario(const json& doc, const SourceMap& sources) {
   sc.memory.offload.delayed_update = off.boolean("delayed_update");
   sc.memory.offload.gpudirect = off.boolean("gpudirect");
   // The framework preset, then the scenario's own overrides of it.
-  const bool plain_blocks =
-      !sc.model.is_moe() && !sc.model.latent() && !sc.model.attention_bias && !sc.model.attention_output_bias &&
-      !sc.model.mlp_bias;
   t.behaviour = preset(t.framework, {.zero_stage = p.zero_stage,
                                      .interleaved = p.schedule == Schedule::interleaved && p.virtual_stages > 1,
                                      .bf16 = t.precision == Precision::bf16,
                                      .fp32_gradients = t.grad_precision == Precision::fp32,
                                      .optimizer_offloaded = sc.memory.offload.optimizer != Tier::none,
-                                     .plain_blocks = plain_blocks,
-                                     .tensor_parallel = p.tp > 1});
+                                     .per_op_checkpointing = sc.per_op_checkpointing_modelled()});
   if (tr.has("attention_kernel"))
     t.behaviour.attention = enum_from_name(tr.choice("attention_kernel"),
                                            {AttentionKernel::flash_attention_2, AttentionKernel::vendor_fused,
@@ -616,10 +613,10 @@ Scenario parse_scenario(const json& doc, const SourceMap& sources) {
     t.behaviour.selective_recompute = enum_from_name(
         tr.choice("selective_recompute"),
         {SelectiveRecompute::attention_core, SelectiveRecompute::every_other_matmul}, t.behaviour.selective_recompute);
-    if (t.behaviour.selective_recompute == SelectiveRecompute::every_other_matmul && !plain_blocks)
+    if (t.behaviour.selective_recompute == SelectiveRecompute::every_other_matmul && !sc.per_op_checkpointing_blocks())
       tr.error_at_cause({"selective_recompute"}, "every-other-matmul is modelled for dense blocks with standard "
-                                                 "attention and bias-free linears; this model has experts, latent "
-                                                 "attention or biases");
+                                                 "flash attention and bias-free linears; this model has experts, "
+                                                 "latent attention, biases or attention without a flash kernel");
     else if (t.behaviour.selective_recompute == SelectiveRecompute::every_other_matmul && p.tp > 1)
       tr.error_at_cause({"selective_recompute"}, "every-other-matmul is modelled at /parallelism/tp 1 only (under TP "
                                                  "its saved outputs and reruns involve the sequence-parallel "
@@ -741,6 +738,11 @@ Scenario parse_scenario(const json& doc, const SourceMap& sources) {
     check_cross_fields(sc, top, tr, par, off);
   diag.throw_if_any();
   return sc;
+}
+
+bool Scenario::per_op_checkpointing_blocks() const {
+  return !model.is_moe() && !model.latent() && !model.attention_bias && !model.attention_output_bias &&
+         !model.mlp_bias && training.flash_attention;
 }
 
 }  // namespace strata

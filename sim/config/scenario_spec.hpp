@@ -148,6 +148,15 @@ struct Scenario {
   FailureSpec failures;
   DataSpec data;
 
+  /// Blocks PyTorch's per-op selective checkpointing (every-other-matmul) is modelled for: dense,
+  /// standard attention through a flash kernel, bias-free linears (torchtitan's save list names
+  /// aten.mm and SDPA's flash and efficient kernels: a biased linear is aten.addmm and eager attention
+  /// is bmm and softmax, neither saved).
+  bool per_op_checkpointing_blocks() const;
+  /// ... and at TP 1: under TP with SP the saved outputs include the reduce-scatters' and a rerun
+  /// repeats the all-gathers, which the every-other-matmul counting leaves out.
+  bool per_op_checkpointing_modelled() const { return per_op_checkpointing_blocks() && parallelism.tp == 1; }
+
   /// Micro-batches per iteration per pipeline: global / (micro · dp).
   std::int64_t num_microbatches() const {
     return training.global_batch_size / (training.micro_batch_size * parallelism.dp);

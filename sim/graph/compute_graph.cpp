@@ -95,7 +95,10 @@ class GraphBuilder {
     // While it runs, the LM head's 16-bit logits exist beside the fp32 softmax it keeps, and so does
     // the fp32 copy the softmax is computed from (logits.float()) where the softmax is a new tensor
     // (PyTorch's log_softmax); Megatron's vocab-parallel cross-entropy works in place on that copy.
-    loss.transient_bytes = (act_ + (softmax_beside_copy_ ? kLogitBytes : 0.0)) * s_ * b_ * V;
+    // fp32 logits are their own copy (.float() returns them): in place nothing more, PyTorch's the
+    // logits beside the new softmax.
+    const double sixteen_bit_logits = act_ < kLogitBytes ? act_ : 0.0;
+    loss.transient_bytes = (sixteen_bit_logits + (softmax_beside_copy_ ? kLogitBytes : 0.0)) * s_ * b_ * V;
     add(loss, prev);
     return std::move(g_);
   }
@@ -173,7 +176,10 @@ class GraphBuilder {
     down.gemms.push_back({sb, dkv + rope, h, 1.0, GemmSplit::none});
     down.backward_flops = 2.0 * down.forward_flops;
     down.tp_replicated = true;
-    down.saved.push_back({"attention latent projection input", linear_input_bytes() * sb * h, Split::sequence});
+    // Two linears read h (the Q and KV down-projections, or q_proj beside the KV one): in 16 bits
+    // they keep it once; under FP8 each keeps its own FP8 copy.
+    down.saved.push_back(
+        {"attention latent projection input", (fp8_inputs_ ? 2.0 * kFp8Bytes : act_) * sb * h, Split::sequence});
     down.output_bytes = act_ * sb * (dq + dkv + rope);
     OpId id = add(down, norm_out);
 
@@ -185,7 +191,7 @@ class GraphBuilder {
     id = add(norm, id);
 
     // Queries from the normed latent, or straight from h (q_proj, V2-Lite): h is the
-    // down-projection's input, already kept.
+    // down-projection's input, already kept (and its FP8 copy for q_proj).
     const double q_in = dq > 0 ? dq : h;
     Op up{.name = name("qkv"), .kind = OpKind::qkv_projection, .layer = layer};
     up.params_split = q_in * a * qk + dkv * a * (qk - rope + v);  // no biases on q_b/q_proj and kv_b
@@ -196,7 +202,9 @@ class GraphBuilder {
     up.saved.push_back({"normed KV latent", linear_input_bytes() * sb * dkv, Split::sequence});
     if (dq > 0) up.saved.push_back({"normed Q latent", linear_input_bytes() * sb * dq, Split::sequence});
     up.output_bytes = act_ * sb * (a * qk + a * (qk - rope + v));
-    up.input_from_norm = true;
+    // Both up-projections fuse their latent's norm (TELayerNormColumnParallelLinear); q_proj reads h
+    // after the block's own norm and casts it.
+    up.input_from_norm = dq > 0;
     return add(up, id);
   }
 
@@ -418,8 +426,8 @@ class GraphBuilder {
     down.forward_flops = visits * 2.0 * s * b * I * h;
     down.gemms = {{s * b * visits / copies, h, I, copies, GemmSplit::k}};
     down.backward_flops = 2.0 * down.forward_flops;
-    down.saved.push_back({"down projection input", visits * (dense ? linear_input_bytes() : act_) * s * b * I,
-                          Split::tensor});
+    // The activation's output is read by this linear alone (experts' grouped linears alike).
+    down.saved.push_back({"down projection input", visits * linear_input_bytes() * s * b * I, Split::tensor});
     if (routed) down.active_fraction = visits / copies;
     if (first && m_.hidden_dropout > 0)
       down.saved.push_back({"MLP residual dropout mask", kMaskBytes * sbh, Split::sequence});

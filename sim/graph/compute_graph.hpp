@@ -97,7 +97,8 @@ struct Op {
   /// A linear whose input is a norm's output with nothing between: Transformer Engine fuses the
   /// two (LayerNormLinear, Megatron-Core's TELayerNormColumnParallelLinear) and the norm writes the
   /// FP8 input itself. Set on a standard block's QKV, its MLP's up-projection, and latent attention's
-  /// up-projections; not on a linear after a separate norm (MLA's down-projections, shared experts).
+  /// up-projections from Q and KV latents; not on a linear after a separate norm (MLA's
+  /// down-projections and q_proj, shared experts).
   bool input_from_norm = false;
   /// HBM bytes read and written by the op's memory-bound kernels in forward (norms, softmax,
   /// dropout, bias-residual adds, activations), whole model width. See kBackwardTrafficFactor.
@@ -144,8 +145,8 @@ struct GraphShape {
   bool softmax_beside_fp32_copy = false;
   /// FP8 training whose linears save for the weight gradient the FP8 copy of the input their GEMM
   /// read (Transformer Engine's Linear and LayerNormLinear), 1 byte per element, rather than the
-  /// 16-bit input (torchao's Float8Linear saves the high-precision one). The dense block's linears
-  /// only: a MoE block's MLP input is the router's too.
+  /// 16-bit input (torchao's Float8Linear saves the high-precision one). Not a MoE block's MLP
+  /// input, which the router reads too and keeps in 16 bits.
   bool fp8_saved_linear_inputs = false;
 };
 

@@ -80,8 +80,9 @@ struct StageMemory {
   int layers = 0;
   double microbatches_in_flight = 0.0;
   MemoryBreakdown hbm;
-  /// Of hbm.workspace, what the largest op holds only while it runs (the loss's logits and their fp32
-  /// copy, Op::transient_bytes) where that exceeds recomputation's rebuild.
+  /// Of hbm.workspace, what the largest op holds only while it runs (the loss's 16-bit logits and,
+  /// under PyTorch's cross-entropy, their fp32 copy: Op::transient_bytes) where that exceeds
+  /// recomputation's rebuild.
   double transient = 0.0;
   std::map<Tier, double> offloaded;  ///< bytes this rank keeps in each offload tier
   std::map<Tier, double> offloaded_states;  ///< the model-state part of `offloaded` (no activations)
