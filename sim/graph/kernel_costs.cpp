@@ -104,8 +104,8 @@ KernelCosts::KernelCosts(const HardwareSpec& hw, Precision precision, AttentionK
   memory_rate_ = hw.gpu.hbm_bandwidth.value * hw.efficiency.memory;
 }
 
-double KernelCosts::gemm_seconds(double m, double n, double k, double count, bool sixteen_bit) const {
-  return gemm_seconds(sixteen_bit ? sixteen_bit_ : quantized_, m, n, k, count);
+double KernelCosts::gemm_seconds(double m, double n, double k, double count) const {
+  return gemm_seconds(quantized_, m, n, k, count);
 }
 
 double KernelCosts::gemm_seconds(const GemmRate& rate, double m, double n, double k, double count) const {

@@ -46,9 +46,8 @@ class KernelCosts {
   /// Whether shapes matter: the profile has kernel tables.
   bool shape_aware() const { return k_.present; }
   /// One GEMM (m × k)·(k × n), `count` independent copies launched as one grouped kernel, in the
-  /// training precision (`sixteen_bit`: in BF16/FP16 whatever the precision, as fp8 training runs
-  /// the ops runs_in_fp8 leaves out).
-  double gemm_seconds(double m, double n, double k, double count = 1.0, bool sixteen_bit = false) const;
+  /// training precision (op_seconds runs the ops runs_in_fp8 leaves out at the 16-bit rate).
+  double gemm_seconds(double m, double n, double k, double count = 1.0) const;
   /// Fused attention forward and backward of one shape.
   OpSeconds attention_seconds(const AttentionShape& a) const;
   /// Elementwise kernels moving `bytes` of HBM traffic, `kernels` launches.
