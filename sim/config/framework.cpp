@@ -89,14 +89,17 @@ FrameworkBehaviour preset(Framework f, const PresetInputs& in) {
               .attention = AttentionKernel::vendor_fused, .fp8_saves_quantized_inputs = true};
     // DeepSpeed's overlap_comm defaults to false, and to true under ZeRO-3 (DeepSpeed configuration
     // docs, zero_optimization.overlap_comm); ZeRO-3 prefetches parameters (stage3_prefetch_bucket_size
-    // defaults to 5e7); its pipeline engine sends and receives in the schedule's own instructions
-    // (blocking); attention through FlashAttention-2. fp32 gradients of a bf16 model without an
+    // defaults to 5e7), while ZeRO-1/2 all-gather the updated weights inside the step
+    // (stage_1_and_2.py step: all_gather_dp_groups), before the next forward can start, so nothing
+    // of theirs is overlapped; its pipeline engine sends and receives in the schedule's own
+    // instructions (blocking); attention through FlashAttention-2. fp32 gradients of a bf16 model without an
     // offloaded optimizer are its BF16_Optimizer's (the engine picks it for bf16 below ZeRO-2 unless
     // the optimizer is offloaded), which casts and adds every micro-batch; otherwise autograd
     // accumulates .grad.
     case Framework::deepspeed: {
       const bool bf16_optimizer = in.bf16 && in.fp32_gradients && !in.optimizer_offloaded;
-      return {.overlap_grad_reduce = in.zero_stage >= 3, .overlap_param_gather = true, .overlap_tp_comm = false,
+      return {.overlap_grad_reduce = in.zero_stage >= 3, .overlap_param_gather = in.zero_stage >= 3,
+              .overlap_tp_comm = false,
               .overlap_p2p_comm = false, .attention = AttentionKernel::flash_attention_2,
               .grad_accumulation = bf16_optimizer ? GradAccumulation::cast_add : GradAccumulation::add};
     }
