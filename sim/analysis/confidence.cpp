@@ -161,6 +161,12 @@ Confidence assess_confidence(const Scenario& sc, const RunResult& r) {
                                      "slower with {}",
                                      kAsyncTpMeasuredGainPercent, kTpOverlapStrataGainPercent,
                                      to_string(sc.training.framework)));
+  if (gpu_family(sc.hardware.gpu.model) == "H100" && static_cast<double>(sc.model.hidden_size) <= kNarrowHidden)
+    c.warnings.push_back(fmt::format("models of hidden size {:g} and less on H100 came out {:.0f} % shorter to {:.0f} % "
+                                     "longer than measured in the {} published runs Strata reproduces (docs/validation.md), "
+                                     "the narrowest the most optimistic: expect slower",
+                                     kNarrowHidden, -kNarrowH100Band.low_percent, kNarrowH100Band.high_percent,
+                                     kNarrowH100Band.runs));
   if (power_limited(sc.hardware))
     c.warnings.push_back(fmt::format("at its {:g} W power limit (rated {:g} W) the GPU's SM clock is taken as {:.3f} of "
                                      "boost by the f³ power law, checked on {} published runs only (torchtitan, H100 "

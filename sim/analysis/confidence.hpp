@@ -49,6 +49,12 @@ inline constexpr ValidatedBand kFp8Band{17, -18.1, 11.2};
 /// power law (sustained_clock): torchtitan's runs on H100 at 500 W (Llama 3.1 8B eager and compiled,
 /// 70B Float8 with and without AsyncTP).
 inline constexpr ValidatedBand kPowerLimitBand{6, -17.9, 0.7};
+/// Narrow models on H100: hidden size kNarrowHidden or less, every framework (Megatron-LM's 1.7B and
+/// 7.1B, NVIDIA's NeMo Llama 3/3.1 8B, Llama 2 7B and GPT-3 5B, Megatron-Bridge's Llama 3 8B,
+/// torchtitan's Llama 3.1 8B, llm-foundry's MPT-7B, Qwen2-57B-A14B's hidden 3584): optimistic on all
+/// but one, most on the narrowest and the older releases.
+inline constexpr double kNarrowHidden = 4096;
+inline constexpr ValidatedBand kNarrowH100Band{16, -18.8, 3.0};
 /// Overlapped TP communication outside Megatron-Core is timed as Transformer Engine's userbuffers
 /// pipeline it: on torchtitan's Llama 3.1 70B (FSDP 32 x TP 8, 256 H100) AsyncTP measured this much
 /// more throughput than the blocking run, where Strata's overlap gives kTpOverlapStrataGainPercent.
