@@ -81,8 +81,7 @@ TEST_CASE("Validation table: published training throughputs", "[validation][simu
     row.moe = sc.model.is_moe();
     row.fp8 = sc.training.precision == strata::Precision::fp8;
     row.power_limited = strata::power_limited(sc.hardware);
-    row.narrow_h100 = strata::gpu_family(sc.hardware.gpu.model) == "H100" &&
-                      static_cast<double>(sc.model.hidden_size) <= strata::kNarrowHidden;
+    row.narrow_h100 = strata::narrow_on_h100(sc);
     const strata::OffloadSpec& o = sc.memory.offload;
     row.offload = o.optimizer != strata::Tier::none || o.params != strata::Tier::none ||
                   o.activations != strata::Tier::none;

@@ -92,6 +92,10 @@ void warn_nvlink_sharp(const Scenario& sc, const RunResult& r, std::vector<std::
 
 std::string gpu_family(const std::string& gpu_model) { return gpu_model.substr(0, gpu_model.find('-')); }
 
+bool narrow_on_h100(const Scenario& sc) {
+  return gpu_family(sc.hardware.gpu.model) == "H100" && static_cast<double>(sc.model.hidden_size) <= kNarrowHidden;
+}
+
 Confidence assess_confidence(const Scenario& sc, const RunResult& r) {
   Confidence c;
   const KernelSpec& k = sc.hardware.kernels;
@@ -161,7 +165,7 @@ Confidence assess_confidence(const Scenario& sc, const RunResult& r) {
                                      "slower with {}",
                                      kAsyncTpMeasuredGainPercent, kTpOverlapStrataGainPercent,
                                      to_string(sc.training.framework)));
-  if (gpu_family(sc.hardware.gpu.model) == "H100" && static_cast<double>(sc.model.hidden_size) <= kNarrowHidden)
+  if (narrow_on_h100(sc))
     c.warnings.push_back(fmt::format("models of hidden size {:g} and less on H100 came out {:.0f} % shorter to {:.0f} % "
                                      "longer than measured in the {} published runs Strata reproduces (docs/validation.md), "
                                      "the narrowest the most optimistic: expect slower",

@@ -55,6 +55,8 @@ inline constexpr ValidatedBand kPowerLimitBand{6, -17.9, 0.7};
 /// but one, most on the narrowest and the older releases.
 inline constexpr double kNarrowHidden = 4096;
 inline constexpr ValidatedBand kNarrowH100Band{16, -18.8, 3.0};
+/// Whether the scenario is in that regime.
+bool narrow_on_h100(const Scenario& sc);
 /// Overlapped TP communication outside Megatron-Core is timed as Transformer Engine's userbuffers
 /// pipeline it: on torchtitan's Llama 3.1 70B (FSDP 32 x TP 8, 256 H100) AsyncTP measured this much
 /// more throughput than the blocking run, where Strata's overlap gives kTpOverlapStrataGainPercent.

@@ -92,10 +92,10 @@ FrameworkBehaviour preset(Framework f, const PresetInputs& in) {
     // defaults to 5e7), while ZeRO-1/2 all-gather the updated weights inside the step
     // (stage_1_and_2.py step: all_gather_dp_groups), before the next forward can start, so nothing
     // of theirs is overlapped; its pipeline engine sends and receives in the schedule's own
-    // instructions (blocking); attention through FlashAttention-2. fp32 gradients of a bf16 model without an
-    // offloaded optimizer are its BF16_Optimizer's (the engine picks it for bf16 below ZeRO-2 unless
-    // the optimizer is offloaded), which casts and adds every micro-batch; otherwise autograd
-    // accumulates .grad.
+    // instructions (blocking); attention through FlashAttention-2. fp32 gradients of a bf16 model
+    // without an offloaded optimizer are its BF16_Optimizer's (the engine picks it for bf16 below
+    // ZeRO-2 unless the optimizer is offloaded), which casts and adds every micro-batch; otherwise
+    // autograd accumulates .grad.
     case Framework::deepspeed: {
       const bool bf16_optimizer = in.bf16 && in.fp32_gradients && !in.optimizer_offloaded;
       return {.overlap_grad_reduce = in.zero_stage >= 3, .overlap_param_gather = in.zero_stage >= 3,
