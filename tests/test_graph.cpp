@@ -101,7 +101,8 @@ TEST_CASE("The loss holds the 16-bit logits while it runs, and PyTorch's fp32 co
   const double s = 4096, b = 2, V = static_cast<double>(sc.model.vocab_size);
   auto loss_of = [&](bool beside) {
     const ComputeGraph g = build_compute_graph(
-        sc.model, GraphShape{.seq_len = 4096, .micro_batch = 2, .softmax_beside_fp32_copy = beside});
+        sc.model, GraphShape{.seq_len = 4096, .micro_batch = 2,
+                             .cross_entropy = beside ? CrossEntropy::pytorch : CrossEntropy::vocab_parallel});
     for (auto v : boost::make_iterator_range(boost::vertices(g)))
       if (g[v].kind == OpKind::loss) return g[v];
     FAIL("no loss op");
@@ -113,6 +114,14 @@ TEST_CASE("The loss holds the 16-bit logits while it runs, and PyTorch's fp32 co
   double kept = 0.0;
   for (const auto& t : in_place.saved) kept += t.bytes;
   CHECK(kept == Approx(4.0 * s * b * V));  // the fp32 softmax, in both
+  // flash-attn's fused kernel keeps the 16-bit logits themselves and makes no copy.
+  const ComputeGraph g = build_compute_graph(
+      sc.model, GraphShape{.seq_len = 4096, .micro_batch = 2, .cross_entropy = CrossEntropy::single_kernel});
+  Op single;
+  for (auto v : boost::make_iterator_range(boost::vertices(g)))
+    if (g[v].kind == OpKind::loss) single = g[v];
+  CHECK(single.transient_bytes == 0.0);
+  CHECK(single.saved.at(0).bytes == Approx(2.0 * s * b * V));
 }
 
 TEST_CASE("The framework preset sets the loss's cross-entropy, and training.cross_entropy overrides it",
@@ -195,21 +204,56 @@ TEST_CASE("fp32 logits are their own copy: the loss's transient then holds no .f
   auto transient = [&](bool beside) {
     const ComputeGraph g = build_compute_graph(sc.model, GraphShape{.seq_len = 2048, .micro_batch = 1,
                                                                     .activation_bytes = 4.0,
-                                                                    .softmax_beside_fp32_copy = beside});
+                                                                    .cross_entropy = beside ? CrossEntropy::pytorch
+                                                                                            : CrossEntropy::vocab_parallel});
     return op_named(g, "loss").transient_bytes;
   };
   CHECK(transient(false) == 0.0);                        // in place on the logits themselves
   CHECK(transient(true) == Approx(4.0 * s * b * V));     // the logits beside the new softmax
 }
 
-TEST_CASE("Final-logit softcapping adds its pass to the loss's three over the fp32 logits", "[graph]") {
+TEST_CASE("The loss's passes over the logits follow the framework's cross-entropy kernels", "[graph]") {
+  // Bytes per bf16 logit, counted from each implementation's kernels (compute_graph.cpp): Megatron's
+  // eager vocab-parallel cross-entropy casts (2 + 4), takes the max (4), subtracts it, exps and
+  // normalises in place (8 each) and sums (4); backward, a product in place (8) and the cast back
+  // (4 + 2). Compiled, the cast carries the max and the subtraction the exp and sum; backward writes
+  // the 16-bit gradient beside the product. PyTorch's log_softmax reads three times and writes a new
+  // tensor; its backward writes nll_loss's dense gradient, reads it twice beside the output and writes.
+  Scenario sc = test::load("llama-3-8b-zero3-h100");
+  const double sbV = 2048.0 * static_cast<double>(sc.model.vocab_size);
+  auto loss = [&](CrossEntropy ce, double act = 2.0) {
+    return op_named(build_compute_graph(sc.model, GraphShape{.seq_len = 2048, .micro_batch = 1,
+                                                             .activation_bytes = act, .cross_entropy = ce}),
+                    "loss");
+  };
+  const Op eager = loss(CrossEntropy::vocab_parallel), fused = loss(CrossEntropy::vocab_parallel_fused),
+           pytorch = loss(CrossEntropy::pytorch);
+  CHECK(eager.memory_traffic == Approx((6.0 + 4.0 + 8.0 + 8.0 + 4.0 + 8.0) * sbV));
+  CHECK(*eager.backward_memory_traffic == Approx((8.0 + 6.0) * sbV));
+  CHECK(fused.memory_traffic == Approx((6.0 + 8.0 + 8.0) * sbV));
+  CHECK(*fused.backward_memory_traffic == Approx((8.0 + 2.0) * sbV));
+  CHECK(pytorch.memory_traffic == Approx((6.0 + 12.0 + 4.0) * sbV));
+  CHECK(*pytorch.backward_memory_traffic == Approx((4.0 + 12.0 + 4.0 + 6.0) * sbV));
+  // apex's xentropy kernel on the 16-bit logits: two reads forward, a read and a write backward.
+  const Op single = loss(CrossEntropy::single_kernel);
+  CHECK(single.memory_traffic == Approx(4.0 * sbV));
+  CHECK(*single.backward_memory_traffic == Approx(4.0 * sbV));
+  // fp32 logits: no cast either way (.float() returns them); the compiled max still reads them.
+  CHECK(loss(CrossEntropy::vocab_parallel, 4.0).memory_traffic == Approx(32.0 * sbV));
+  CHECK(*loss(CrossEntropy::vocab_parallel, 4.0).backward_memory_traffic == Approx(8.0 * sbV));
+  CHECK(loss(CrossEntropy::vocab_parallel_fused, 4.0).memory_traffic == Approx(20.0 * sbV));
+}
+
+TEST_CASE("Final-logit softcapping adds its pass to the loss's", "[graph]") {
   Scenario sc = test::load("llama-3-8b-zero3-h100");
   const double sbV = 2048.0 * static_cast<double>(sc.model.vocab_size);
   const GraphShape shape{.seq_len = 2048, .micro_batch = 1};
-  CHECK(op_named(build_compute_graph(sc.model, shape), "loss").memory_traffic == Approx(3.0 * 4.0 * sbV));
+  const Op plain = op_named(build_compute_graph(sc.model, shape), "loss");
   sc.model.final_logit_softcapping = 30.0;  // Gemma 2
-  CHECK(op_named(build_compute_graph(sc.model, shape), "loss").memory_traffic ==
-        Approx(3.0 * 4.0 * sbV + 2.0 * 2.0 * sbV));
+  const Op capped = op_named(build_compute_graph(sc.model, shape), "loss");
+  // cap·tanh(logits/cap): one bf16 pass reading and writing the logits; its backward 1.5 times that.
+  CHECK(capped.memory_traffic == Approx(plain.memory_traffic + 2.0 * 2.0 * sbV));
+  CHECK(*capped.backward_memory_traffic == Approx(*plain.backward_memory_traffic + 1.5 * 2.0 * 2.0 * sbV));
 }
 
 TEST_CASE("Under FP8 a MoE block's experts keep FP8 down-projection inputs and a 16-bit MLP input", "[graph][memory]") {

@@ -87,7 +87,7 @@ TEST_CASE("Invalid scenarios give one pinned line per error", "[input]") {
        "micro_batch_size, global_batch_size, precision, grad_precision, state_precision, optimizer, "
        "iterations, flash_attention, framework, attention_kernel, overlap_grad_reduce, overlap_param_gather, "
        "overlap_tp_comm, overlap_p2p_comm, async_tp_backward, fused_elementwise, grad_accumulation, "
-       "selective_recompute, cross_entropy, moe)"},
+       "selective_recompute, cross_entropy, logit_metrics, moe)"},
       // Explicit pipeline partitions (base: 96 layers, pp 8, virtual_stages 3).
       {"pipeline_layers length", with(base(), "/parallelism/pipeline_layers", json::array({48, 48})), {},
        "inline.json: /parallelism/pipeline_layers: has 2 entries, expected pp = 8 (per stage) or pp·virtual_stages "

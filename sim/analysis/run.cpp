@@ -85,7 +85,8 @@ ComputeGraph scenario_graph(const Scenario& sc) {
   shape.activation_bytes = std::max(2.0, bytes_per_element(sc.training.precision));
   shape.flash_attention = sc.training.flash_attention;
   shape.eager_elementwise = !sc.training.behaviour.fused_elementwise;
-  shape.softmax_beside_fp32_copy = sc.training.behaviour.cross_entropy == CrossEntropy::pytorch;
+  shape.cross_entropy = sc.training.behaviour.cross_entropy;
+  shape.logit_metrics = sc.training.behaviour.logit_metrics;
   shape.fp8_saved_linear_inputs =
       sc.training.precision == Precision::fp8 && sc.training.behaviour.fp8_saves_quantized_inputs;
   return build_compute_graph(sc.model, shape);

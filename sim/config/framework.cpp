@@ -33,7 +33,9 @@ std::string to_string(GradAccumulation a) {
 std::string to_string(CrossEntropy c) {
   switch (c) {
     case CrossEntropy::vocab_parallel: return "vocab-parallel";
+    case CrossEntropy::vocab_parallel_fused: return "vocab-parallel-fused";
     case CrossEntropy::pytorch: return "pytorch";
+    case CrossEntropy::single_kernel: return "single-kernel";
   }
   return "cross_entropy";
 }
@@ -150,7 +152,8 @@ const std::vector<FrameworkDoc>& framework_docs() {
        "sends asynchronous with the interleaved schedule only; the backward's column-parallel TP collectives "
        "asynchronous beside their GEMMs, the rest blocking unless training.overlap_tp_comm (--tp-comm-overlap); "
        "attention through the vendor's fused kernel (cuDNN via Transformer Engine); vocab-parallel cross-entropy "
-       "in place on the fp32 copy of the logits; under fp8 the linears keep their inputs' FP8 copies (Transformer "
+       "in place on the fp32 copy of the logits, as eager kernels (Megatron-LM's default; training.cross_entropy "
+       "vocab-parallel-fused for --cross-entropy-loss-fusion, on in NeMo 2.0 and Megatron-Bridge); under fp8 the linears keep their inputs' FP8 copies (Transformer "
        "Engine)",
        true},
       {Framework::deepspeed,

@@ -62,16 +62,26 @@ enum class SelectiveRecompute {
   every_other_matmul,
 };
 
-/// How the loss's softmax cross-entropy holds the logits while it runs (the LM head's 16-bit logits
-/// are alive until it returns; both keep an fp32 softmax for the backward).
+/// How the loss's softmax cross-entropy runs: which passes it makes over the logits (its memory
+/// traffic; the class's kernel sequences in compute_graph.cpp) and how it holds them while it runs
+/// (the LM head's 16-bit logits are alive until it returns; all keep an fp32 softmax for the backward).
 enum class CrossEntropy {
-  /// Megatron's vocab-parallel cross-entropy (tensor_parallel/cross_entropy.py, Megatron-DeepSpeed's
-  /// mpu alike): the fp32 copy of the logits is exponentiated and normalised in place and kept as the
-  /// softmax, so only the 16-bit logits are transient.
+  /// Megatron's vocab-parallel cross-entropy as eager kernels (tensor_parallel/cross_entropy.py;
+  /// Megatron-LM's default, Megatron-DeepSpeed's mpu alike): the fp32 copy of the logits is shifted,
+  /// exponentiated and normalised in place, one pass each, and kept as the softmax, so only the
+  /// 16-bit logits are transient.
   vocab_parallel,
-  /// PyTorch's F.cross_entropy on logits.float() (torchtitan, transformers, llm-foundry): log_softmax
-  /// writes a new fp32 tensor beside the fp32 copy, so the copy and the 16-bit logits are transient.
+  /// The same in place, its steps compiled into three kernels (Megatron-Core's
+  /// cross_entropy_loss_fusion, fusions/fused_cross_entropy.py; on in NeMo 2.0's GPTConfig and
+  /// Megatron-Bridge).
+  vocab_parallel_fused,
+  /// PyTorch's F.cross_entropy on logits.float() (torchtitan, transformers): log_softmax writes a new
+  /// fp32 tensor beside the fp32 copy, so the copy and the 16-bit logits are transient.
   pytorch,
+  /// One CUDA kernel each way on the 16-bit logits (flash-attn's CrossEntropyLoss over apex's
+  /// xentropy: llm-foundry's default loss_fn fused_crossentropy): it keeps the logits themselves for
+  /// the backward, no fp32 copy.
+  single_kernel,
 };
 
 struct FrameworkBehaviour {
@@ -102,6 +112,10 @@ struct FrameworkBehaviour {
   GradAccumulation grad_accumulation = GradAccumulation::none;
   SelectiveRecompute selective_recompute = SelectiveRecompute::attention_core;
   CrossEntropy cross_entropy = CrossEntropy::vocab_parallel;
+  /// Training metrics computed from the logits every micro-batch, each a forward-only PyTorch
+  /// cross-entropy over them under autocast (Composer evaluates its model's train metrics after each
+  /// micro-batch's backward: llm-foundry's MPT has two, LanguageCrossEntropy and LanguagePerplexity).
+  int logit_metrics = 0;
   /// Under fp8, the linears keep the FP8 copy of their input for the weight gradient (Transformer
   /// Engine's modules, Megatron-Core) rather than the 16-bit input.
   bool fp8_saves_quantized_inputs = false;

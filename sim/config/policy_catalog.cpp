@@ -85,14 +85,27 @@ void register_builtin_policies(PolicyCatalog& catalog) {
                  "block's first (wq, wv, w1, w2 of a gated block; wq, wv, w1 of a GeLU one); reruns the others and "
                  "every elementwise op before the backward (bias-free dense blocks, standard attention, TP 1)"}}});
   catalog.add({"cross_entropy", "training.cross_entropy",
-               "how the loss's softmax cross-entropy holds the logits while it runs (default from the framework "
-               "preset)",
+               "how the loss's softmax cross-entropy runs: its passes over the logits and what it holds while it "
+               "runs (default from the framework preset)",
                {{to_string(CrossEntropy::vocab_parallel),
-                 "Megatron's vocab-parallel cross-entropy: exponentiates and normalises the fp32 copy of the logits "
-                 "in place and keeps it as the softmax; only the 16-bit logits are transient (2 bytes per logit; none for fp32 logits)"},
+                 "Megatron's vocab-parallel cross-entropy as eager kernels (Megatron-LM's default): casts the "
+                 "logits to fp32, then max, shift, exp, sum and normalise, one pass each, in place on that copy, "
+                 "kept as the softmax (38 bytes per 16-bit logit forward, 14 backward); only the 16-bit logits "
+                 "are transient (2 bytes per logit; none for fp32 logits)"},
+                {to_string(CrossEntropy::vocab_parallel_fused),
+                 "the same compiled into three kernels (Megatron-Core --cross-entropy-loss-fusion; NeMo 2.0 and "
+                 "Megatron-Bridge turn it on): cast with max, shift with exp and sum, normalise (22 bytes per "
+                 "16-bit logit forward, 10 backward); the same transient"},
                 {to_string(CrossEntropy::pytorch),
-                 "PyTorch's F.cross_entropy on logits.float() (torchtitan, transformers): log_softmax writes a new "
-                 "fp32 tensor, so the 16-bit logits and the fp32 copy are transient (6 bytes per logit; 4 for fp32 logits)"}}});
+                 "PyTorch's F.cross_entropy on logits.float() (torchtitan, transformers): the cast, then "
+                 "log_softmax's three reads and a write to a new fp32 tensor (22 bytes per 16-bit logit forward, "
+                 "26 backward with nll_loss's dense gradient); the 16-bit logits and the fp32 copy are transient "
+                 "(6 bytes per logit; 4 for fp32 logits)"},
+                {to_string(CrossEntropy::single_kernel),
+                 "one CUDA kernel each way on the 16-bit logits (flash-attn's CrossEntropyLoss over apex's xentropy: "
+                 "llm-foundry's loss_fn fused_crossentropy): forward reads them twice (max, sum of exp), backward "
+                 "reads them and writes the gradient (8 bytes per 16-bit logit); keeps the 16-bit logits, no fp32 "
+                 "copy"}}});
   catalog.add({"grad_accumulation", "training.grad_accumulation",
                "how each micro-batch's weight gradients reach the buffer the step reduces, below ZeRO-2 (default "
                "from the framework preset)",

@@ -148,10 +148,15 @@ const ParamTable kTraining = {
             "the framework",
      .choices = names("selective_recompute"), .optional = true},
     {.key = "cross_entropy", .kind = ParamKind::choice,
-     .doc = "how the loss holds the logits while it runs: vocab-parallel (Megatron's, in place on the fp32 copy) "
-            "or pytorch (F.cross_entropy: log_softmax beside the fp32 copy, 4 bytes per logit more); default from "
-            "the framework",
+     .doc = "how the loss's cross-entropy runs: vocab-parallel (Megatron's eager kernels, in place on the fp32 "
+            "copy), vocab-parallel-fused (the same in three compiled kernels: --cross-entropy-loss-fusion), "
+            "pytorch (F.cross_entropy: log_softmax beside the fp32 copy, 4 bytes per logit more) or single-kernel "
+            "(flash-attn's fused kernel on the 16-bit logits, no fp32 copy); default from the framework",
      .choices = names("cross_entropy"), .optional = true},
+    {.key = "logit_metrics", .kind = ParamKind::integer, .default_value = 0,
+     .doc = "training metrics computed from the logits every micro-batch, each a forward-only cross-entropy over "
+            "them (Composer's train metrics: llm-foundry's MPT computes two)",
+     .min = 0, .max = 16},
     {.key = "moe", .kind = ParamKind::object, .default_value = json::object(),
      .doc = "mixture-of-experts routing: capacity factor and load imbalance (MoE models only)"},
 };
@@ -622,9 +627,11 @@ Scenario parse_scenario(const json& doc, const SourceMap& sources) {
                                                  "its saved outputs and reruns involve the sequence-parallel "
                                                  "collectives); use attention-core");
   }
+  t.behaviour.logit_metrics = static_cast<int>(tr.integer("logit_metrics"));
   if (tr.has("cross_entropy"))
     t.behaviour.cross_entropy = enum_from_name(tr.choice("cross_entropy"),
-                                               {CrossEntropy::vocab_parallel, CrossEntropy::pytorch},
+                                               {CrossEntropy::vocab_parallel, CrossEntropy::vocab_parallel_fused, CrossEntropy::pytorch,
+                                                CrossEntropy::single_kernel},
                                                t.behaviour.cross_entropy);
   if (tr.has("overlap_tp_comm")) {
     t.behaviour.overlap_tp_comm = tr.boolean("overlap_tp_comm");

@@ -102,18 +102,21 @@ std::vector<LayerWork> layer_work(const Scenario& sc, const ComputeGraph& graph,
     // linears, vocab-parallel head). Under CP each rank has s/cp of the tokens.
     const double flops_div = (op.tp_replicated ? (sp ? t : 1.0) : t) * static_cast<double>(cp);
     const double traffic = rank_bytes({"", op.memory_traffic, op.traffic_split}, policy);
+    const double backward_traffic = op.backward_memory_traffic
+                                        ? rank_bytes({"", *op.backward_memory_traffic, op.traffic_split}, policy)
+                                        : kBackwardTrafficFactor * traffic;
     // fp8 training's quantization passes (op_seconds times them itself).
     const OpBytes quantization = kernels.quantization_traffic(op, t);
     w.fwd_flops += op.forward_flops / flops_div;
     w.bwd_flops += op.backward_flops / flops_div;
     w.fwd_bytes += traffic + quantization.forward;
     w.transient = std::max(w.transient, rank_bytes({"", op.transient_bytes, op.traffic_split}, policy));
-    w.bwd_bytes += kBackwardTrafficFactor * traffic + quantization.backward;
-    OpSeconds sec = kernels.op_seconds(op, t, traffic, kBackwardTrafficFactor * traffic);
+    w.bwd_bytes += backward_traffic + quantization.backward;
+    OpSeconds sec = kernels.op_seconds(op, t, traffic, backward_traffic);
     if (cp > 1 && in_block && op.kind == OpKind::attention_core) {
       const OpSeconds rest = graph_op.fused_attention
                                  ? OpSeconds{kernels.memory_seconds(traffic, 1.0),
-                                             kernels.memory_seconds(kBackwardTrafficFactor * traffic, 1.0)}
+                                             kernels.memory_seconds(backward_traffic, 1.0)}
                                  : sec;
       const RingSteps steps = ring_steps_seconds(graph_op, kernels, t, cp, rest);
       w.cp.diag_flops = steps.diag_flops;
@@ -123,7 +126,7 @@ std::vector<LayerWork> layer_work(const Scenario& sc, const ComputeGraph& graph,
       w.cp.step_fwd_s = steps.step.forward;
       w.cp.step_bwd_s = steps.step.backward;
       w.cp.core_bwd_flops = op.backward_flops / flops_div;
-      w.cp.core_bwd_bytes = kBackwardTrafficFactor * traffic;
+      w.cp.core_bwd_bytes = backward_traffic;
       sec = {steps.diag.forward + static_cast<double>(cp - 1) * steps.step.forward,
              steps.diag.backward + static_cast<double>(cp - 1) * steps.step.backward};
       past_core[static_cast<std::size_t>(op.layer)] = true;
@@ -133,7 +136,7 @@ std::vector<LayerWork> layer_work(const Scenario& sc, const ComputeGraph& graph,
       w.cp.pre_fwd_s += sec.forward;
       w.cp.pre_bwd_s += sec.backward;
       w.cp.pre_bwd_flops += op.backward_flops / flops_div;
-      w.cp.pre_bwd_bytes += kBackwardTrafficFactor * traffic + quantization.backward;
+      w.cp.pre_bwd_bytes += backward_traffic + quantization.backward;
     }
     w.fwd_s += sec.forward;
     w.bwd_s += sec.backward;

@@ -40,13 +40,50 @@ constexpr double kLogitBytes = 4.0;
 // An FP8 tensor (E4M3 or E5M2).
 constexpr double kFp8Bytes = 1.0;
 
+/// Bytes per logit the loss's kernels move, forward and backward.
+struct LogitTraffic {
+  double forward = 0.0, backward = 0.0;
+};
+
+/// The cross-entropy's passes over the logits (`act` bytes each as the LM head writes them; the
+/// softmax is fp32). The cast to fp32 reads the logits and writes the copy; its backward reads the
+/// fp32 gradient and writes it in the logits' type; fp32 logits need neither (.float() returns them).
+LogitTraffic cross_entropy_traffic(CrossEntropy implementation, double act) {
+  const bool cast = act < kLogitBytes;
+  const double to_fp32 = cast ? act + kLogitBytes : 0.0, from_fp32 = cast ? kLogitBytes + act : 0.0;
+  const double read = kLogitBytes, read_write = 2.0 * kLogitBytes;
+  switch (implementation) {
+    // Megatron's tensor_parallel/cross_entropy.py, each step its own kernel: the cast, max (a read),
+    // subtract the max in place, exp in place, sum (a read), divide by the sum in place; backward,
+    // the softmax times the loss gradient in place (the one-hot subtraction touches one logit per
+    // token), then the cast back.
+    case CrossEntropy::vocab_parallel:
+      return {to_fp32 + read + read_write + read_write + read + read_write, read_write + from_fp32};
+    // fusions/fused_cross_entropy.py, its four steps compiled (jit_fuser): the cast beside the max
+    // (one read when there is no cast), the subtraction with exp and sum, the division; backward the
+    // in-place product, kept in the softmax, with the 16-bit gradient written beside it.
+    case CrossEntropy::vocab_parallel_fused:
+      return {(cast ? to_fp32 : read) + read_write + read_write, read_write + (cast ? act : 0.0)};
+    // F.cross_entropy on logits.float(): the cast, then log_softmax (max, sum of exp, write: three
+    // reads and a new tensor; PyTorch's cunn_SoftMaxForward for rows too long for shared memory);
+    // backward, nll_loss writes a dense gradient of zeros with one entry per token, log_softmax's
+    // backward reads it twice (its sum, then beside the output) and writes, then the cast back.
+    case CrossEntropy::pytorch:
+      return {to_fp32 + 3.0 * read + kLogitBytes, kLogitBytes + 3.0 * read + kLogitBytes + from_fp32};
+    // apex's xentropy (cunn_SoftMaxXEntropyForward / Backward): one block per token reads its row for
+    // the max, then for the sum of exp; backward reads it and writes the gradient, in the logits' type.
+    case CrossEntropy::single_kernel: return {2.0 * act, 2.0 * act};
+  }
+  return {};
+}
+
 /// Adds ops for one model, chaining each to the previous one and wiring residual edges.
 class GraphBuilder {
  public:
   GraphBuilder(const ModelSpec& m, const GraphShape& shape)
       : m_(m), s_(static_cast<double>(shape.seq_len)), b_(static_cast<double>(shape.micro_batch)),
         act_(shape.activation_bytes), flash_(shape.flash_attention), eager_(shape.eager_elementwise),
-        softmax_beside_copy_(shape.softmax_beside_fp32_copy), fp8_inputs_(shape.fp8_saved_linear_inputs) {}
+        cross_entropy_(shape.cross_entropy), logit_metrics_(static_cast<double>(shape.logit_metrics)), fp8_inputs_(shape.fp8_saved_linear_inputs) {}
 
   ComputeGraph build() {
     const double h = m_.hidden_size, V = m_.vocab_size;
@@ -81,14 +118,22 @@ class GraphBuilder {
     prev = add(head, prev);
 
     Op loss{.name = "loss", .kind = OpKind::loss, .layer = static_cast<int>(m_.num_layers)};
-    loss.saved.push_back({"fp32 logits", kLogitBytes * s_ * b_ * V, Split::tensor});
-    // Softmax cross-entropy passes over the fp32 logits three times (max, exp-sum, normalise).
-    loss.memory_traffic = 3.0 * kLogitBytes * s_ * b_ * V;
+    const bool keeps_logits = cross_entropy_ == CrossEntropy::single_kernel;
+    if (keeps_logits) loss.saved.push_back({"logits", act_ * s_ * b_ * V, Split::tensor});
+    else loss.saved.push_back({"fp32 logits", kLogitBytes * s_ * b_ * V, Split::tensor});
+    const LogitTraffic ce = cross_entropy_traffic(cross_entropy_, act_);
+    loss.memory_traffic = ce.forward * s_ * b_ * V;
+    loss.backward_memory_traffic = ce.backward * s_ * b_ * V;
+    // Each training metric runs F.cross_entropy's forward on the logits (autocast casts them to fp32
+    // first). Timed with the loss on the compute stream; not in its transient, since it runs after
+    // the micro-batch's backward, when its activations are freed.
+    loss.memory_traffic += logit_metrics_ * cross_entropy_traffic(CrossEntropy::pytorch, act_).forward * s_ * b_ * V;
     if (m_.final_logit_softcapping > 0) {
       // cap·tanh(logits/cap) in the activation dtype (transformers Gemma2ForCausalLM): tanh's backward
       // needs its output; one fused elementwise pass reads and writes the logits.
       loss.saved.push_back({"softcapped logits", act_ * s_ * b_ * V, Split::tensor});
       loss.memory_traffic += 2.0 * act_ * s_ * b_ * V;
+      *loss.backward_memory_traffic += kBackwardTrafficFactor * 2.0 * act_ * s_ * b_ * V;
     }
     loss.output_bytes = kFp32Bytes;
     loss.traffic_split = Split::tensor;
@@ -97,8 +142,8 @@ class GraphBuilder {
     // (PyTorch's log_softmax); Megatron's vocab-parallel cross-entropy works in place on that copy.
     // fp32 logits are their own copy (.float() returns them): in place nothing more, PyTorch's the
     // logits beside the new softmax.
-    const double sixteen_bit_logits = act_ < kLogitBytes ? act_ : 0.0;
-    loss.transient_bytes = (sixteen_bit_logits + (softmax_beside_copy_ ? kLogitBytes : 0.0)) * s_ * b_ * V;
+    const double sixteen_bit_logits = act_ < kLogitBytes && !keeps_logits ? act_ : 0.0;
+    loss.transient_bytes = (sixteen_bit_logits + (cross_entropy_ == CrossEntropy::pytorch ? kLogitBytes : 0.0)) * s_ * b_ * V;
     add(loss, prev);
     return std::move(g_);
   }
@@ -443,7 +488,8 @@ class GraphBuilder {
   double s_, b_, act_;
   bool flash_;
   bool eager_;
-  bool softmax_beside_copy_;
+  CrossEntropy cross_entropy_;
+  double logit_metrics_;
   bool fp8_inputs_;
   ComputeGraph g_;
 

@@ -12,6 +12,7 @@
 
 #include <boost/graph/adjacency_list.hpp>
 
+#include "sim/config/framework.hpp"
 #include "sim/config/model_spec.hpp"
 
 namespace strata {
@@ -103,6 +104,9 @@ struct Op {
   /// HBM bytes read and written by the op's memory-bound kernels in forward (norms, softmax,
   /// dropout, bias-residual adds, activations), whole model width. See kBackwardTrafficFactor.
   double memory_traffic = 0.0;
+  /// The same in backward where the op's kernels are known (the loss's cross-entropy); otherwise
+  /// kBackwardTrafficFactor × memory_traffic.
+  std::optional<double> backward_memory_traffic = std::nullopt;
   Split traffic_split = Split::sequence;  ///< how that traffic divides over the TP group
   /// The op's matrix multiplies; their 2·m·n·k·count add up to forward_flops.
   std::vector<GemmShape> gemms = {};
@@ -139,10 +143,11 @@ struct GraphShape {
   /// rotary embeddings as their decomposition) rather than as fused kernels (Megatron, Transformer
   /// Engine); see the kernel sequences in compute_graph.cpp.
   bool eager_elementwise = false;
-  /// The loss computes its softmax in a new fp32 tensor beside the fp32 copy of the logits
-  /// (PyTorch's F.cross_entropy on logits.float()); false: in place on that copy (Megatron's
-  /// vocab-parallel cross-entropy), whose transient is then the 16-bit logits alone.
-  bool softmax_beside_fp32_copy = false;
+  /// How the loss's cross-entropy runs (its passes over the logits, and whether its softmax is a new
+  /// fp32 tensor beside the fp32 copy of the logits: PyTorch's F.cross_entropy on logits.float()).
+  CrossEntropy cross_entropy = CrossEntropy::vocab_parallel;
+  /// Forward-only cross-entropies of the logits computed as training metrics (FrameworkBehaviour).
+  int logit_metrics = 0;
   /// FP8 training whose linears save for the weight gradient the FP8 copy of the input their GEMM
   /// read (Transformer Engine's Linear and LayerNormLinear), 1 byte per element, rather than the
   /// 16-bit input (torchao's Float8Linear saves the high-precision one). Not a MoE block's MLP

@@ -244,8 +244,13 @@ std::vector<Metric> build_table() {
           "what selective recompute keeps, as the framework implements it (training.selective_recompute)",
           [](auto& in) { return json(to_string(S(in).training.behaviour.selective_recompute)); }));
   add(one("scenario.cross_entropy", U::text, P::always,
-          "how the loss holds the logits while it runs, as the framework implements it (training.cross_entropy)",
+          "how the loss's cross-entropy runs: its passes over the logits and what it holds while it runs, as the "
+          "framework implements it (training.cross_entropy)",
           [](auto& in) { return json(to_string(S(in).training.behaviour.cross_entropy)); }));
+  add(one("scenario.logit_metrics", U::count, P::always,
+          "training metrics computed from the logits every micro-batch, each a forward cross-entropy "
+          "(training.logit_metrics)",
+          [](auto& in) { return json(S(in).training.behaviour.logit_metrics); }));
 
   // --- how sure the answer is (sim/analysis/confidence)
   add(one("calibration.kernel_tables", U::flag, P::always,
