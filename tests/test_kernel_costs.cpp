@@ -243,3 +243,52 @@ TEST_CASE("A power limit the profile cannot model is refused with its path", "[k
   CHECK_THAT(why({"hardware.gpu.idle_power=\"800 W\""}), Catch::Contains("must be below gpu.tdp (700 W)"));
   CHECK_THAT(why({"hardware.gpu.power_limit=500"}), Catch::Contains("power_limit") && Catch::Contains("no unit"));
 }
+
+TEST_CASE("Fused attention slows with narrow heads as FlashAttention's head-dim benchmarks measured",
+          "[kernels][validation]") {
+  // Causal, batch x seq = 16k tokens, 2048 / head_dim heads (the benchmarks' shapes), at boost
+  // clock. Measured: FlashAttention-2 forward + backward on A100-80GB (Dao 2023, Fig. 4, the repository's
+  // assets/flash2_a100_fwd_bwd_benchmark.png) and on H100 (assets/flash2_h100_fwd_bwd_benchmark.png);
+  // cuDNN forward on H100 (FlashAttention-3 paper, assets/flash3_fp16_fwd.png). Both head dims per
+  // sequence are checked, so the curve's level and the head-dim ratio are held together.
+  auto rate = [](const strata::HardwareSpec& hw, strata::AttentionKernel kernel, double head_dim, double seq,
+                 bool forward_only) {
+    const strata::KernelCosts k(hw, strata::Precision::bf16, kernel);
+    const strata::AttentionShape a{16384.0 / seq, 2048.0 / head_dim, seq, seq, head_dim, true};
+    const double forward_flops = 2.0 * a.batch * a.heads * a.queries * a.keys * a.head_dim;  // causal: half
+    const auto s = k.attention_seconds(a);
+    return forward_only ? forward_flops / s.forward / 1e12
+                        : 3.5 * forward_flops / (s.forward + s.backward) / 1e12;
+  };
+  using strata::AttentionKernel;
+  const strata::HardwareSpec a100 =
+      strata::test::load("llama-3-8b-zero3-h100", {"hardware=\"dgx-a100-80g\""}).hardware;
+  const strata::HardwareSpec h100 = h100_at_boost();
+  const double seqs[] = {1024, 2048, 4096, 8192, 16384};
+  const double a100_fa2_64[] = {119, 140, 156, 165, 171}, a100_fa2_128[] = {133, 155, 173, 182, 189};
+  const double h100_fa2_64[] = {192, 232, 257, 273, 284}, h100_fa2_128[] = {221, 265, 294, 308, 328};
+  const double h100_cudnn_64[] = {288, 334, 363, 379, 388}, h100_cudnn_128[] = {410, 484, 518, 529, 539};
+  strata::test::Comparison c("Attention by head dim (published vs model)", "TFLOP/s");
+  double ratio_error = 0.0;
+  for (int i = 0; i < 5; ++i) {
+    const std::string at = fmt::format(", {}k", seqs[i] / 1024);
+    c.add("A100 FlashAttention-2 fwd+bwd, d64" + at, a100_fa2_64[i],
+          rate(a100, AttentionKernel::flash_attention_2, 64, seqs[i], false));
+    c.add("A100 FlashAttention-2 fwd+bwd, d128" + at, a100_fa2_128[i],
+          rate(a100, AttentionKernel::flash_attention_2, 128, seqs[i], false));
+    c.add("H100 FlashAttention-2 fwd+bwd, d64" + at, h100_fa2_64[i],
+          rate(h100, AttentionKernel::flash_attention_2, 64, seqs[i], false));
+    c.add("H100 cuDNN forward, d64" + at, h100_cudnn_64[i], rate(h100, AttentionKernel::vendor_fused, 64, seqs[i], true));
+    c.add("H100 cuDNN forward, d128" + at, h100_cudnn_128[i],
+          rate(h100, AttentionKernel::vendor_fused, 128, seqs[i], true));
+    // The ratio alone, where the d128 level is fitted elsewhere (H100 FlashAttention-2: the test above).
+    const double model = rate(h100, AttentionKernel::flash_attention_2, 64, seqs[i], false) /
+                         rate(h100, AttentionKernel::flash_attention_2, 128, seqs[i], false);
+    ratio_error = std::max(ratio_error, std::fabs(model / (h100_fa2_64[i] / h100_fa2_128[i]) - 1.0));
+  }
+  c.print();
+  std::cout << fmt::format("H100 FlashAttention-2 d64/d128 ratio: max error {:.1f} %\n", 100.0 * ratio_error);
+  CHECK(ratio_error <= 0.03);
+  CHECK(c.mean_error() <= 0.10);
+  CHECK(c.max_error() <= 0.15);
+}

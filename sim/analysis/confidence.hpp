@@ -29,7 +29,7 @@ struct GpuBand {
 };
 /// The pytorch-fsdp framework per GPU: MosaicML llm-foundry's MPT benchmark sweep (docs/validation.md,
 /// llm-foundry; tests/test_validation_foundry.cpp checks these against it).
-inline constexpr GpuBand kFsdpBands[] = {{"A100", {139, -28.6, 13.9}, 6.2}, {"H100", {70, -31.1, -4.1}, 17.1}};
+inline constexpr GpuBand kFsdpBands[] = {{"A100", {139, -28.6, 12.0}, 5.2}, {"H100", {70, -31.1, -4.1}, 17.1}};
 /// "A100-SXM4-80GB" -> "A100": the family a band is kept for.
 std::string gpu_family(const std::string& gpu_model);
 /// The deepspeed framework without pipeline parallelism (the ZeRO-Offload tutorial's 10B run and

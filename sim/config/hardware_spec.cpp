@@ -64,6 +64,18 @@ const ParamTable kKernels = {
     {.key = "triton_backward", .kind = ParamKind::number, .default_value = 0.0,
      .doc = "FlashAttention in Triton backward (2.5x forward FLOPs), fraction of peak (0: not measured)",
      .min = 0.0, .max = 1.0},
+    {.key = "flash2_head_dim_64", .kind = ParamKind::number, .default_value = 1.0,
+     .doc = "FlashAttention-2's rate at head dim 64 relative to head dim 128 (1: not measured)", .min = 0.1, .max = 4.0},
+    {.key = "flash2_head_dim_256", .kind = ParamKind::number, .default_value = 1.0,
+     .doc = "FlashAttention-2's rate at head dim 256 relative to head dim 128 (1: not measured)", .min = 0.1, .max = 4.0},
+    {.key = "vendor_head_dim_64", .kind = ParamKind::number, .default_value = 1.0,
+     .doc = "the vendor fused kernel's rate at head dim 64 relative to head dim 128 (1: not measured)", .min = 0.1, .max = 4.0},
+    {.key = "vendor_head_dim_256", .kind = ParamKind::number, .default_value = 1.0,
+     .doc = "the vendor fused kernel's rate at head dim 256 relative to head dim 128 (1: not measured)", .min = 0.1, .max = 4.0},
+    {.key = "triton_head_dim_64", .kind = ParamKind::number, .default_value = 1.0,
+     .doc = "FlashAttention in Triton's rate at head dim 64 relative to head dim 128 (1: not measured)", .min = 0.1, .max = 4.0},
+    {.key = "triton_head_dim_256", .kind = ParamKind::number, .default_value = 1.0,
+     .doc = "FlashAttention in Triton's rate at head dim 256 relative to head dim 128 (1: not measured)", .min = 0.1, .max = 4.0},
     {.key = "sustained_clock", .kind = ParamKind::number, .default_value = 1.0,
      .doc = "sustained / boost clock under the power limit", .min = 0.1, .max = 1.0},
     {.key = "validated", .kind = ParamKind::boolean, .default_value = false,
@@ -415,6 +427,9 @@ HardwareSpec parse_hardware(const json& doc, const std::string& pointer, Diagnos
       k.error(ks.triton_forward > 0.0 ? "triton_backward" : "triton_forward",
               fmt::format("must be set with {} (got 0, expected a fraction of peak in (0, 1], or 0 for both)",
                           ks.triton_forward > 0.0 ? "triton_forward" : "triton_backward"));
+    ks.flash2_head_dim = {k.number("flash2_head_dim_64"), k.number("flash2_head_dim_256")};
+    ks.vendor_head_dim = {k.number("vendor_head_dim_64"), k.number("vendor_head_dim_256")};
+    ks.triton_head_dim = {k.number("triton_head_dim_64"), k.number("triton_head_dim_256")};
     ks.sustained_clock = k.number("sustained_clock");
     ks.validated = k.boolean("validated");
     ks.max_published_mfu = k.number("max_published_mfu");

@@ -113,6 +113,13 @@ struct KernelSpec {
   double vendor_forward = 1.0, vendor_backward = 1.0;
   /// FlashAttention in Triton; 0: not measured on this GPU (FlashAttention-2's rates stand in).
   double triton_forward = 0.0, triton_backward = 0.0;
+  /// Each kernel's rate at head dim 64 and at 256 relative to its rate at 128 (the fractions above);
+  /// between them it follows log2 of the head dim, beyond them it stays at the end's. 1: no
+  /// measurement at that head dim.
+  struct HeadDimScale {
+    double at_64 = 1.0, at_256 = 1.0;
+  };
+  HeadDimScale flash2_head_dim, vendor_head_dim, triton_head_dim;
   double sustained_clock = 1.0;       ///< sustained / boost clock under the power limit
   bool validated = false;             ///< the GPU has rows in docs/validation.md
   double max_published_mfu = 0.0;     ///< the highest MFU a published run reached on it (0: unknown)

@@ -13,6 +13,17 @@ namespace {
 // benchmark_flash_attention.py).
 constexpr double kFlashBackwardFlops = 2.5;
 
+/// A kernel's rate at `head_dim` relative to head dim 128: linear in log2(head_dim) from the scale at
+/// 64 to 1 at 128 to the scale at 256, the end's beyond. Per score element the kernel does 4·d
+/// tensor-core FLOPs and a fixed amount of softmax work, so narrow heads run below the rate measured
+/// at 128; wide ones lose tile size to registers (FlashAttention-2, Dao 2023 §3.1; the profiles'
+/// sources).
+double head_dim_scale(const KernelSpec::HeadDimScale& scale, double head_dim) {
+  if (head_dim <= 0.0) return 1.0;
+  const double x = std::log2(std::clamp(head_dim, 64.0, 256.0)) - 7.0;  // -1 at 64, 0 at 128, 1 at 256
+  return x < 0.0 ? 1.0 - x * (scale.at_64 - 1.0) : 1.0 + x * (scale.at_256 - 1.0);
+}
+
 /// The 16-bit rate a profile's GEMM table (gemm_efficiency, gemm_k_overhead) was measured at.
 double sixteen_bit_peak(const HardwareSpec& hw) {
   for (Precision p : {Precision::bf16, Precision::fp16})
@@ -64,17 +75,20 @@ KernelCosts::KernelCosts(const HardwareSpec& hw, Precision precision, AttentionK
     : k_(hw.kernels) {
   attention_forward_ = k_.flash2_forward;
   attention_backward_ = k_.flash2_backward;
+  attention_head_dim_ = k_.flash2_head_dim;
   switch (attention) {
     case AttentionKernel::flash_attention_2: break;
     case AttentionKernel::vendor_fused:
       attention_forward_ = k_.vendor_forward;
       attention_backward_ = k_.vendor_backward;
+      attention_head_dim_ = k_.vendor_head_dim;
       break;
     case AttentionKernel::triton_flash:
       // Not measured on this GPU: FlashAttention-2's rates stand in (the report warns).
       if (k_.triton_forward > 0.0 && k_.triton_backward > 0.0) {
         attention_forward_ = k_.triton_forward;
         attention_backward_ = k_.triton_backward;
+        attention_head_dim_ = k_.triton_head_dim;
       }
       break;
   }
@@ -142,8 +156,9 @@ OpSeconds KernelCosts::attention_seconds(const AttentionShape& a) const {
   // much as attention_k_overhead more keys.
   const double depth = a.keys / (a.keys + k_.attention_k_overhead);
   const double work = a.causal ? 0.5 * flops : flops;
-  return {k_.launch.value + work / (attention_peak_ * attention_forward_ * fill * depth),
-          k_.launch.value + kFlashBackwardFlops * work / (attention_peak_ * attention_backward_ * fill * depth)};
+  const double rate = attention_peak_ * fill * depth * head_dim_scale(attention_head_dim_, a.head_dim);
+  return {k_.launch.value + work / (rate * attention_forward_),
+          k_.launch.value + kFlashBackwardFlops * work / (rate * attention_backward_)};
 }
 
 double KernelCosts::memory_seconds(double bytes, double kernels) const {

@@ -81,6 +81,7 @@ class KernelCosts {
   KernelSpec k_;
   bool fp8_ = false;
   double attention_forward_ = 1.0, attention_backward_ = 1.0;  ///< the framework's kernel
+  KernelSpec::HeadDimScale attention_head_dim_;                 ///< its rate by head dim
   /// The training precision's GEMMs, and the 16-bit ones (the same unless the precision is fp8).
   GemmRate quantized_, sixteen_bit_;
   /// The attention kernels' peak (the 16-bit one under fp8 training: its attention stays in BF16).
