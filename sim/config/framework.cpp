@@ -153,8 +153,8 @@ const std::vector<FrameworkDoc>& framework_docs() {
        "asynchronous beside their GEMMs, the rest blocking unless training.overlap_tp_comm (--tp-comm-overlap); "
        "attention through the vendor's fused kernel (cuDNN via Transformer Engine); vocab-parallel cross-entropy "
        "in place on the fp32 copy of the logits, as eager kernels (Megatron-LM's default; training.cross_entropy "
-       "vocab-parallel-fused for --cross-entropy-loss-fusion, on in NeMo 2.0 and Megatron-Bridge); under fp8 the linears keep their inputs' FP8 copies (Transformer "
-       "Engine)",
+       "vocab-parallel-fused for --cross-entropy-loss-fusion, on in NeMo 2.0 and Megatron-Bridge); under fp8 "
+       "the linears keep their inputs' FP8 copies (Transformer Engine)",
        true},
       {Framework::deepspeed,
        "DeepSpeed: overlap_comm as its defaults set it (off below ZeRO-3: gradient reduction blocks the "

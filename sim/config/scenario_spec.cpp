@@ -630,8 +630,8 @@ Scenario parse_scenario(const json& doc, const SourceMap& sources) {
   t.behaviour.logit_metrics = static_cast<int>(tr.integer("logit_metrics"));
   if (tr.has("cross_entropy"))
     t.behaviour.cross_entropy = enum_from_name(tr.choice("cross_entropy"),
-                                               {CrossEntropy::vocab_parallel, CrossEntropy::vocab_parallel_fused, CrossEntropy::pytorch,
-                                                CrossEntropy::single_kernel},
+                                               {CrossEntropy::vocab_parallel, CrossEntropy::vocab_parallel_fused,
+                                                CrossEntropy::pytorch, CrossEntropy::single_kernel},
                                                t.behaviour.cross_entropy);
   if (tr.has("overlap_tp_comm")) {
     t.behaviour.overlap_tp_comm = tr.boolean("overlap_tp_comm");

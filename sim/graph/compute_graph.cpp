@@ -83,7 +83,8 @@ class GraphBuilder {
   GraphBuilder(const ModelSpec& m, const GraphShape& shape)
       : m_(m), s_(static_cast<double>(shape.seq_len)), b_(static_cast<double>(shape.micro_batch)),
         act_(shape.activation_bytes), flash_(shape.flash_attention), eager_(shape.eager_elementwise),
-        cross_entropy_(shape.cross_entropy), logit_metrics_(static_cast<double>(shape.logit_metrics)), fp8_inputs_(shape.fp8_saved_linear_inputs) {}
+        cross_entropy_(shape.cross_entropy), logit_metrics_(static_cast<double>(shape.logit_metrics)),
+        fp8_inputs_(shape.fp8_saved_linear_inputs) {}
 
   ComputeGraph build() {
     const double h = m_.hidden_size, V = m_.vocab_size;
@@ -127,7 +128,8 @@ class GraphBuilder {
     // Each training metric runs F.cross_entropy's forward on the logits (autocast casts them to fp32
     // first). Timed with the loss on the compute stream; not in its transient, since it runs after
     // the micro-batch's backward, when its activations are freed.
-    loss.memory_traffic += logit_metrics_ * cross_entropy_traffic(CrossEntropy::pytorch, act_).forward * s_ * b_ * V;
+    const double metric = cross_entropy_traffic(CrossEntropy::pytorch, act_).forward;
+    loss.memory_traffic += logit_metrics_ * metric * s_ * b_ * V;
     if (m_.final_logit_softcapping > 0) {
       // cap·tanh(logits/cap) in the activation dtype (transformers Gemma2ForCausalLM): tanh's backward
       // needs its output; one fused elementwise pass reads and writes the logits.
@@ -141,9 +143,10 @@ class GraphBuilder {
     // the fp32 copy the softmax is computed from (logits.float()) where the softmax is a new tensor
     // (PyTorch's log_softmax); Megatron's vocab-parallel cross-entropy works in place on that copy.
     // fp32 logits are their own copy (.float() returns them): in place nothing more, PyTorch's the
-    // logits beside the new softmax.
+    // logits beside the new softmax. A single fused kernel keeps the logits themselves (saved above).
     const double sixteen_bit_logits = act_ < kLogitBytes && !keeps_logits ? act_ : 0.0;
-    loss.transient_bytes = (sixteen_bit_logits + (cross_entropy_ == CrossEntropy::pytorch ? kLogitBytes : 0.0)) * s_ * b_ * V;
+    const double beside_copy = cross_entropy_ == CrossEntropy::pytorch ? kLogitBytes : 0.0;
+    loss.transient_bytes = (sixteen_bit_logits + beside_copy) * s_ * b_ * V;
     add(loss, prev);
     return std::move(g_);
   }
