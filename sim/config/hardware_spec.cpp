@@ -34,6 +34,14 @@ const ParamTable kTop = {
      .doc = "kernel-level compute costs (absent: roofline at efficiency.gemm)", .optional = true},
 };
 
+/// A fused-attention kernel's rate at `head_dim` relative to its rate at 128 (KernelSpec::HeadDimScale).
+Param head_dim_param(const char* kernel, const char* name, int head_dim) {
+  return {.key = fmt::format("{}_head_dim_{}", kernel, head_dim), .kind = ParamKind::number,
+          .default_value = 1.0,
+          .doc = fmt::format("{}'s rate at head dim {} relative to head dim 128 (1: not measured)", name, head_dim),
+          .min = 0.1, .max = 4.0};
+}
+
 const ParamTable kKernels = {
     {.key = "sm_count", .kind = ParamKind::integer, .doc = "streaming multiprocessors", .min = 1, .max = 100000},
     {.key = "gemm_tile_m", .kind = ParamKind::integer, .default_value = 128, .doc = "GEMM output tile rows",
@@ -64,24 +72,12 @@ const ParamTable kKernels = {
     {.key = "triton_backward", .kind = ParamKind::number, .default_value = 0.0,
      .doc = "FlashAttention in Triton backward (2.5x forward FLOPs), fraction of peak (0: not measured)",
      .min = 0.0, .max = 1.0},
-    {.key = "flash2_head_dim_64", .kind = ParamKind::number, .default_value = 1.0,
-     .doc = "FlashAttention-2's rate at head dim 64 relative to head dim 128 (1: not measured)",
-     .min = 0.1, .max = 4.0},
-    {.key = "flash2_head_dim_256", .kind = ParamKind::number, .default_value = 1.0,
-     .doc = "FlashAttention-2's rate at head dim 256 relative to head dim 128 (1: not measured)",
-     .min = 0.1, .max = 4.0},
-    {.key = "vendor_head_dim_64", .kind = ParamKind::number, .default_value = 1.0,
-     .doc = "the vendor fused kernel's rate at head dim 64 relative to head dim 128 (1: not measured)",
-     .min = 0.1, .max = 4.0},
-    {.key = "vendor_head_dim_256", .kind = ParamKind::number, .default_value = 1.0,
-     .doc = "the vendor fused kernel's rate at head dim 256 relative to head dim 128 (1: not measured)",
-     .min = 0.1, .max = 4.0},
-    {.key = "triton_head_dim_64", .kind = ParamKind::number, .default_value = 1.0,
-     .doc = "FlashAttention in Triton's rate at head dim 64 relative to head dim 128 (1: not measured)",
-     .min = 0.1, .max = 4.0},
-    {.key = "triton_head_dim_256", .kind = ParamKind::number, .default_value = 1.0,
-     .doc = "FlashAttention in Triton's rate at head dim 256 relative to head dim 128 (1: not measured)",
-     .min = 0.1, .max = 4.0},
+    head_dim_param("flash2", "FlashAttention-2", 64),
+    head_dim_param("flash2", "FlashAttention-2", 256),
+    head_dim_param("vendor", "the vendor fused kernel", 64),
+    head_dim_param("vendor", "the vendor fused kernel", 256),
+    head_dim_param("triton", "FlashAttention in Triton", 64),
+    head_dim_param("triton", "FlashAttention in Triton", 256),
     {.key = "sustained_clock", .kind = ParamKind::number, .default_value = 1.0,
      .doc = "sustained / boost clock under the power limit", .min = 0.1, .max = 1.0},
     {.key = "validated", .kind = ParamKind::boolean, .default_value = false,
