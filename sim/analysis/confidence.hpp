@@ -54,7 +54,7 @@ inline constexpr ValidatedBand kPowerLimitBand{6, -17.8, 0.8};
 /// torchtitan's Llama 3.1 8B, llm-foundry's MPT-7B, Qwen2-57B-A14B's hidden 3584): optimistic on all
 /// but one, most on the narrowest and the older releases.
 inline constexpr double kNarrowHidden = 4096;
-inline constexpr ValidatedBand kNarrowH100Band{16, -17.2, 3.1};
+inline constexpr ValidatedBand kNarrowH100Band{16, -16.9, 3.8};
 /// Whether the scenario is in that regime.
 bool narrow_on_h100(const Scenario& sc);
 /// Overlapped TP communication outside Megatron-Core is timed as Transformer Engine's userbuffers
