@@ -266,3 +266,127 @@ TEST_CASE("Rank layout with EP and CP: EP groups keep their CP index, expert-DP 
         std::vector<std::int64_t>{l.rank(0, 1 * 2 + 0, 0), l.rank(0, 1 * 2 + 1, 0), l.rank(0, 3 * 2 + 0, 0),
                                   l.rank(0, 3 * 2 + 1, 0)});
 }
+
+TEST_CASE(
+    "Folded rank layout (expert TP 1): an EP group is ep consecutive ranks of the stage, its "
+    "expert-DP group "
+    "the ranks ep apart",
+    "[ep][cp]") {
+  // Grok-1's NeMo layout per stage: TP 4 × CP 2 × DP 8 = 64 ranks, EP 8 over them, 8 GPUs a node.
+  const RankLayout l{
+      .tp = 4, .pp = 8, .dp = 8, .gpus_per_node = 8, .cp = 2, .ep = 8, .experts_folded = true};
+  const std::int64_t stage = 3, base = stage * 64;
+  const std::int64_t r =
+      l.rank(stage, 5, 2);  // replica 5 (dp 2, cp 1), TP index 2: the stage's rank 22
+  REQUIRE(l.local(r) == 22);
+  const std::vector<std::int64_t> group = l.ep_group(r);
+  std::vector<std::int64_t> expected;
+  for (std::int64_t i = 16; i < 24; ++i) expected.push_back(base + i);
+  CHECK(group == expected);
+  // All of it on one node: dispatch and combine stay on NVLink.
+  for (std::int64_t q : group) CHECK(l.node(q) == l.node(r));
+  std::vector<std::int64_t> holders;
+  for (std::int64_t i = 22 % 8; i < 64; i += 8) holders.push_back(base + i);
+  CHECK(l.expert_dp_group(r) == holders);
+  CHECK(l.expert_dp_size() == 8);
+  // Carved out of DP (expert TP = TP), the same degrees leave one rank per expert-DP group.
+  const RankLayout carved{.tp = 4, .pp = 8, .dp = 8, .gpus_per_node = 8, .cp = 2, .ep = 8};
+  CHECK(carved.expert_dp_size() == 2);
+  CHECK(carved.ep_group(r).size() == 8);
+  CHECK(carved.node(carved.ep_group(r).front()) != carved.node(carved.ep_group(r).back()));
+}
+
+TEST_CASE(
+    "Folded EP (etp 1): whole experts on a rank, the same FLOPs and sharded states, all-to-alls "
+    "inside the "
+    "node",
+    "[ep][simulation]") {
+  // TP 2 with SP and EP 8 on one node of 8: carved out of DP it needs dp 8 (8 nodes of the stage);
+  // folded over TP × DP the 8 ranks of one node form the group.
+  const std::vector<std::string> common = {"nodes=4",
+                                           "parallelism.tp=2",
+                                           "parallelism.pp=4",
+                                           "parallelism.dp=4",
+                                           "parallelism.ep=8",
+                                           "parallelism.sequence_parallel=true",
+                                           "training.global_batch_size=16"};
+  std::vector<std::string> with_etp = common;
+  with_etp.push_back("parallelism.etp=1");
+  const Built folded = build(with_etp);
+  REQUIRE(folded.sc.parallelism.experts_folded());
+  const double experts = expert_weights(folded.sc.model) / 4.0;  // one stage of four
+  const StageMemory& sm = folded.memory.stages.front();
+  // Whole experts, num_experts/ep of them: the expert part of a rank's weights is not divided by
+  // TP.
+  CHECK(sm.expert_parameters == Approx(experts / 8.0).epsilon(1e-9));
+  // Sharded optimizer states: the experts over their expert-DP group (tp·dp/ep = 1 rank), the dense
+  // part over dp 4: all of the stage's parameters per TP rank over dp.
+  CHECK(sm.all_parameters / 4.0 * 12.0 == Approx(sm.hbm.optimizer).epsilon(1e-9));
+  const auto work = layer_work(folded.sc, folded.graph);
+  // The expert GEMMs' FLOPs per rank are those of the dense layout's split: s·b·k/tp tokens through
+  // whole experts or s·b·k tokens through 1/tp of each.
+  Scenario carved_sc = folded.sc;
+  carved_sc.parallelism.etp = carved_sc.parallelism.tp;
+  const auto carved = layer_work(carved_sc, folded.graph);
+  CHECK(work.front().fwd_flops == Approx(carved.front().fwd_flops).epsilon(1e-12));
+  // Only the attention sub-block's TP collectives are left in a block without shared experts.
+  // (Block 1: block 0 also carries the embedding's.)
+  CHECK(work[1].tp_fwd == 1);
+  CHECK(carved[1].tp_fwd == kBlockCollectives);
+  // Every EP peer of the simulated ranks is on their node.
+  const TaskDag dag =
+      build_training_dag(folded.sc, folded.graph, folded.part, folded.memory, {true, -1, 1});
+  std::size_t a2a = 0;
+  for (const Task& t : dag.tasks) {
+    if (t.kind != TaskKind::ep_comm) continue;
+    ++a2a;
+    for (const Flow& f : t.flows) CHECK_FALSE(f.remote);
+  }
+  CHECK(a2a > 0);
+  // Folding the stage's ranks gives the unfolded time.
+  const RunResult a = run_scenario(folded.sc, {ExecutorKind::des, true, false});
+  const RunResult b = run_scenario(folded.sc, {ExecutorKind::des, false, false});
+  REQUIRE(a.simulation);
+  REQUIRE(b.simulation);
+  CHECK(a.simulation->throughput.iteration_time ==
+        Approx(b.simulation->throughput.iteration_time).epsilon(5e-3));
+}
+
+TEST_CASE("parallelism.etp is 1 or tp, needs ep > 1, and folded EP divides tp·cp·dp",
+          "[ep][invalid]") {
+  struct Case {
+    std::string sets, message;
+  };
+  const std::string moe =
+      "--set nodes=4 --set parallelism.pp=4 --set parallelism.tp=4 --set parallelism.dp=2 "
+      "--set parallelism.sequence_parallel=true ";
+  const std::vector<Case> cases = {
+      {moe + "--set parallelism.ep=8 --set parallelism.etp=2", "/parallelism/etp: 2 must be 1"},
+      {moe + "--set parallelism.ep=1 --set parallelism.etp=1", "/parallelism/etp: 1 needs ep > 1"},
+      {"--set nodes=2 --set parallelism.pp=8 --set parallelism.tp=2 --set parallelism.dp=1 "
+       "--set parallelism.sequence_parallel=true --set parallelism.ep=4 --set parallelism.etp=1",
+       "/parallelism/ep: 4 does not divide tp·cp·dp = 2·1·1 = 2"},
+  };
+  for (const Case& c : cases) {
+    const auto out = test::strata_cli(
+        "run " + test::source_path("scenarios/mixtral-8x7b-ep-h100.json").string() + " " + c.sets +
+            " --quiet",
+        "&1");
+    INFO(out.out);
+    CHECK(out.code == 2);
+    CHECK(out.out.find(c.message) != std::string::npos);
+  }
+  // The same degrees carved out of DP are refused where folding over TP × DP is not.
+  const auto carved =
+      test::strata_cli("run " + test::source_path("scenarios/mixtral-8x7b-ep-h100.json").string() +
+                           " " + moe + "--set parallelism.ep=8 --quiet",
+                       "&1");
+  CHECK(carved.code == 2);
+  CHECK(carved.out.find("/parallelism/ep: 8 does not divide dp=2") != std::string::npos);
+  const auto folded =
+      test::strata_cli("run " + test::source_path("scenarios/mixtral-8x7b-ep-h100.json").string() +
+                           " " + moe + "--set parallelism.ep=8 --set parallelism.etp=1 --quiet",
+                       "&1");
+  INFO(folded.out);
+  CHECK(folded.code == 0);
+}

@@ -88,11 +88,14 @@ TEST_CASE("Validation table: published training throughputs", "[validation][simu
     row.framework_preset = sc.training.framework;
     const strata::ParallelismSpec& p = sc.parallelism;
     row.pipelined = p.pp > 1;
-    row.configuration = fmt::format("{} GPUs, TP{}{} PP{} DP{}{}{}, {} x {} tokens, recompute {}", sc.gpus, p.tp,
-                                    p.cp > 1 ? fmt::format(" CP{}", p.cp) : "", p.pp, p.dp,
-                                    p.ep > 1 ? fmt::format(" EP{}", p.ep) : "",
-                                    p.zero_stage > 0 ? fmt::format(" ZeRO-{}", p.zero_stage) : "",
-                                    sc.training.global_batch_size, sc.training.seq_len, to_string(sc.memory.recompute));
+    row.configuration = fmt::format(
+        "{} GPUs, TP{}{} PP{} DP{}{}{}, {} x {} tokens, recompute {}", sc.gpus, p.tp,
+        p.cp > 1 ? fmt::format(" CP{}", p.cp) : "", p.pp, p.dp,
+        p.ep > 1
+            ? fmt::format(" EP{}{}", p.ep, p.experts_folded() ? fmt::format(" ETP{}", p.etp) : "")
+            : "",
+        p.zero_stage > 0 ? fmt::format(" ZeRO-{}", p.zero_stage) : "",
+        sc.training.global_batch_size, sc.training.seq_len, to_string(sc.memory.recompute));
     if (row.fp8) row.configuration += ", fp8";
     // Where offloaded states live, so a row's placement reads from the table, not only its scenario.
     for (auto [what, tier] : {std::pair{"optimizer", o.optimizer}, {"parameters", o.params}, {"activations", o.activations}})

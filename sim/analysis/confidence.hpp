@@ -20,7 +20,7 @@ struct ValidatedBand {
   double low_percent = 0.0, high_percent = 0.0;
 };
 /// Mixture-of-experts models (Mixtral 8x22B, Qwen2-57B-A14B, Grok-1; Megatron-Core on H100).
-inline constexpr ValidatedBand kMoeBand{3, -16.7, 16.1};
+inline constexpr ValidatedBand kMoeBand{3, -16.6, 5.7};
 /// A regime's band on one GPU family, with its mean absolute error in percent.
 struct GpuBand {
   const char* family;  ///< the GPU model's name up to its first '-' (gpu_family)

@@ -74,6 +74,11 @@ struct ParallelismSpec {
   /// Expert-parallel degree: carved out of DP (ep divides dp), each EP group of ep data-parallel
   /// replicas shares the experts out, num_experts/ep each (Megatron-Core expert_model_parallel_size).
   std::int64_t ep = 1;
+  /// Expert tensor-parallel degree (Megatron-Core expert_tensor_parallel_size): tp, each expert
+  /// split over the TP group as the dense MLP is; or 1, MoE parallel folding (Liu et al. 2025):
+  /// each expert whole on one rank and the EP groups formed over the stage's tp·cp·dp ranks, TP
+  /// fastest, so an EP group of up to a node's GPUs stays on NVLink.
+  std::int64_t etp = 1;
   bool sequence_parallel = false;
   Schedule schedule = Schedule::one_f_one_b;
   std::int64_t virtual_stages = 1;
@@ -83,6 +88,9 @@ struct ParallelismSpec {
   PipelinePartitioning pipeline_partition = PipelinePartitioning::uniform;
   std::int64_t zero_stage = 0;
   bool distributed_optimizer = false;
+
+  /// Expert parallelism folded over TP, CP and DP with whole experts (etp 1 where tp > 1).
+  bool experts_folded() const { return ep > 1 && etp != tp; }
 };
 
 struct OffloadSpec {

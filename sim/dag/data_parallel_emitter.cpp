@@ -18,7 +18,8 @@ std::vector<MemoryChange> DataParallelEmitter::param_gather(int stage, const Dag
   const RankLayout& layout = ctx_.layout();
   const std::size_t lanes = ctx_.num_lanes();
   const double full = w.params * plan_.states.weights;
-  // Under EP the experts' shard is 1/((dp/ep)·cp) of this rank's experts: all_params / (dp·cp) (LayerWork).
+  // Under EP the experts' shard is 1/expert_dp_size of this rank's experts, which comes to
+  // all_params / (dp·cp) (LayerWork).
   const double shard =
       (layout.ep > 1 ? w.all_params * plan_.states.weights : full) / static_cast<double>(layout.replicas());
   // history holds, per earlier gather, what had run when it was issued: waiting for the entry
@@ -44,7 +45,7 @@ std::vector<MemoryChange> DataParallelEmitter::param_gather(int stage, const Dag
     auto phases = dp_collective(stage, Collective::all_gather,
                                 experts_apart ? (w.params - w.expert_params) * plan_.states.weights : full,
                                 TaskKind::param_gather, pos, Stream::gather);
-    if (experts_apart && layout.replicas() / layout.ep > 1)
+    if (experts_apart && layout.expert_dp_size() > 1)
       phases.push_back(expert_dp_collective(stage, Collective::all_gather, w.expert_params * plan_.states.weights, pos,
                                             TaskKind::param_gather, Stream::gather));
     for (const auto& g : gate) phases.front().deps.insert(phases.front().deps.end(), g.begin(), g.end());
@@ -70,9 +71,9 @@ TaskId DataParallelEmitter::gradient_reduction(int stage, const DagContext::Chun
   const bool experts_apart = layout.ep > 1 && w.expert_params > 0.0;
   const double grads = (experts_apart ? w.params - w.expert_params : w.params) * plan_.states.gradients;
   auto phases = dp_collective(stage, c, grads, TaskKind::dp_comm, pos);
-  // The experts' gradients: over the dp/ep ranks holding the same experts (Megatron-Core's
-  // expert-data-parallel group, with their CP ranks); nothing to reduce when ep = dp and cp = 1.
-  if (experts_apart && layout.replicas() / layout.ep > 1)
+  // The experts' gradients: over the ranks holding the same experts (Megatron-Core's
+  // expert-data-parallel group); nothing to reduce when it is one rank.
+  if (experts_apart && layout.expert_dp_size() > 1)
     phases.push_back(expert_dp_collective(stage, c, w.expert_params * plan_.states.gradients, pos, TaskKind::dp_comm,
                                           Stream::dp_comm));
   for (const auto& l : last) phases.front().deps.insert(phases.front().deps.end(), l.begin(), l.end());
@@ -91,7 +92,7 @@ void DataParallelEmitter::gather_updated(int stage, double parameters, double ex
   auto phases = dp_collective(stage, Collective::all_gather,
                               (experts_apart ? parameters - expert_parameters : parameters) * plan_.states.weights,
                               TaskKind::dp_comm, {0, -1, -1}, Stream::gather);
-  if (experts_apart && layout.replicas() / layout.ep > 1)
+  if (experts_apart && layout.expert_dp_size() > 1)
     phases.push_back(expert_dp_collective(stage, Collective::all_gather, expert_parameters * plan_.states.weights,
                                           {0, -1, -1}, TaskKind::dp_comm, Stream::gather));
   for (auto& task : phases) {

@@ -41,9 +41,13 @@ DagContext::Frontier ExpertParallelEmitter::all_to_alls(int stage, int count, do
   // indices. A lane's first is the replica index dp_index·cp + cp_index, not the DP index: with
   // CP > 1 dividing it by ep alone mixed CP ranks into one group (RankLayout::ep_group).
   std::map<std::tuple<std::int64_t, std::int64_t, std::int64_t>, std::vector<std::size_t>> groups;
+  // Folded, a group is ep consecutive ranks of the stage.
   for (std::size_t i = 0; i < lanes.size(); ++i) {
     const std::int64_t replica = lanes[i].first;
-    groups[{replica / layout.cp / layout.ep, replica % layout.cp, lanes[i].second}].push_back(i);
+    if (layout.experts_folded)
+      groups[{(replica * layout.tp + lanes[i].second) / layout.ep, 0, 0}].push_back(i);
+    else
+      groups[{replica / layout.cp / layout.ep, replica % layout.cp, lanes[i].second}].push_back(i);
   }
   for (const auto& [key, members] : groups) {
     std::vector<std::int64_t> simulated;

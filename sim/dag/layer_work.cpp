@@ -84,6 +84,9 @@ std::vector<LayerWork> layer_work(const Scenario& sc, const ComputeGraph& graph,
   std::vector<double> weight_ops(work.size(), 0.0);
   const std::int64_t ep = sc.parallelism.ep;
   const double pace = sc.training.moe.pace_factor();
+  // Folded expert parallelism (expert TP 1): a rank sends its own sequence shard to whole experts.
+  const double etp = static_cast<double>(sc.parallelism.etp);
+  const double experts_tokens_share = etp / t;
   for (auto v : boost::make_iterator_range(boost::vertices(graph))) {
     const Op& whole = graph[v];
     const Op& graph_op = whole;
@@ -92,7 +95,9 @@ std::vector<LayerWork> layer_work(const Scenario& sc, const ComputeGraph& graph,
     // seeing the tokens the whole EP group routes to it.
     std::optional<Op> share;
     if (cp > 1) share = rank_share(graph_op, cp);
-    const Op op = expert_shard(share ? *share : graph_op, ep, pace);
+    const Op op = expert_shard(share ? *share : graph_op, ep, pace, experts_tokens_share);
+    // The routed experts split over their expert TP group (tp, or 1 folded), every other op over TP.
+    const double op_tp = op.kind == OpKind::experts ? etp : t;
     const bool in_block = op.layer >= 0 && op.layer < L;
     const int entry = in_block || !apart ? std::clamp(op.layer, 0, L - 1)
                                          : op.layer < 0 ? embedding_unit(L) : head_unit(L);
@@ -112,7 +117,7 @@ std::vector<LayerWork> layer_work(const Scenario& sc, const ComputeGraph& graph,
     w.fwd_bytes += traffic + quantization.forward;
     w.transient = std::max(w.transient, rank_bytes({"", op.transient_bytes, op.traffic_split}, policy));
     w.bwd_bytes += backward_traffic + quantization.backward;
-    OpSeconds sec = kernels.op_seconds(op, t, traffic, backward_traffic);
+    OpSeconds sec = kernels.op_seconds(op, op_tp, traffic, backward_traffic);
     if (cp > 1 && in_block && op.kind == OpKind::attention_core) {
       const OpSeconds rest = graph_op.fused_attention
                                  ? OpSeconds{kernels.memory_seconds(traffic, 1.0),
@@ -180,11 +185,14 @@ std::vector<LayerWork> layer_work(const Scenario& sc, const ComputeGraph& graph,
       }
     }
     if (!(op.shares_embedding && sc.parallelism.pp == 1)) {
-      w.params += op.params_split / t + op.params_replicated;
+      w.params += op.params_split / op_tp + op.params_replicated;
       if (op.params() > 0.0) weight_ops[static_cast<std::size_t>(entry)] += 1.0;
     }
+    // Per TP rank even for folded experts: whole experts on tp× fewer ranks each shard the same
+    // over their tp× larger expert-data-parallel group, so all_params / (dp·cp) is still a rank's
+    // shard.
     if (!(whole.shares_embedding && sc.parallelism.pp == 1)) w.all_params += whole.params_split / t + whole.params_replicated;
-    w.expert_params += expert_params_per_tp_rank(op, sc.parallelism.tp);
+    w.expert_params += expert_params_per_tp_rank(op, sc.parallelism.etp);
     // Recomputation reruns transformer blocks only: the embedding's and the head's tensors stay.
     // Per-op selective checkpointing keeps tensors of its own (per_op_selective_bytes): the block's
     // others are rebuilt.
@@ -225,11 +233,19 @@ std::vector<LayerWork> layer_work(const Scenario& sc, const ComputeGraph& graph,
   // but only 0.1 ms of backward per layer in Korthikanti et al. 2022 Table 4). Plus one for the
   // vocab-parallel embedding's output and one for the LM head's input gradient. They block the
   // compute stream, as the collectives of the paper's Megatron did.
+  //
+  // Folded expert parallelism (expert TP 1) leaves an MoE block without shared experts only the
+  // attention sub-block's: each rank dispatches its own sequence shard to whole experts and gets
+  // its tokens back, no TP gather or scatter around them (Megatron-Core's alltoall dispatcher with
+  // expert_tensor_parallel_size 1). Its SP backward's one and a half is counted as two.
+  const bool folded_moe = sc.parallelism.experts_folded() && sc.model.num_shared_experts == 0;
   for (int l = 0; l < L; ++l) {
     LayerWork& w = work[static_cast<std::size_t>(l)];
-    w.tp_fwd = kBlockCollectives;
-    w.tp_bwd = sp ? 3 : 2;
-    w.tp_bwd_async = kBlockCollectives;  // the two all-reduces; with SP two gathers and two scatters
+    const bool attention_only = folded_moe && w.expert_params > 0.0;
+    w.tp_fwd = attention_only ? 1 : kBlockCollectives;
+    w.tp_bwd = attention_only ? (sp ? 2 : 1) : (sp ? 3 : 2);
+    // The all-reduces (with SP the gathers and scatters) beside the column-parallel linears.
+    w.tp_bwd_async = attention_only ? 1 : kBlockCollectives;
   }
   // Expert parallelism: the router's tokens go to their experts' ranks and come back, one all-to-all
   // each way forward, and their gradients the same way backward (Megatron-Core's alltoall token

@@ -10,7 +10,10 @@
 /// gradients are reduced over and ZeRO shards over (Megatron's data-parallel group with CP).
 ///
 /// Expert parallelism adds no rank: it is carved out of data parallelism (ep divides dp, Megatron's
-/// rule), an EP group being ep consecutive DP indices of one (stage, CP index, TP index).
+/// rule), an EP group being ep consecutive DP indices of one (stage, CP index, TP index). Folded
+/// (expert TP 1, MoE parallel folding) the experts get a grid of their own over the stage's ranks
+/// in the same order: an EP group is ep consecutive ranks, its expert-data-parallel group the ranks
+/// ep apart (Megatron-Core's expert "tp-ep-dp-pp" order with expert TP 1).
 
 #include <cstdint>
 #include <vector>
@@ -19,7 +22,15 @@ namespace strata {
 
 struct RankLayout {
   std::int64_t tp = 1, pp = 1, dp = 1, gpus_per_node = 1, cp = 1;
-  std::int64_t ep = 1;  ///< expert-parallel degree, divides dp
+  std::int64_t ep = 1;          ///< expert-parallel degree, divides dp (folded: tp·cp·dp)
+  bool experts_folded = false;  ///< expert TP 1: EP groups over the stage's tp·cp·dp ranks
+
+  /// The rank's place among its stage's ranks: replica·tp + tp_index.
+  std::int64_t local(std::int64_t rank) const { return rank % (replicas() * tp); }
+  /// Ranks holding the same experts, over which their gradients are reduced.
+  std::int64_t expert_dp_size() const {
+    return experts_folded ? replicas() * tp / ep : replicas() / ep;
+  }
 
   /// Ranks of a stage that hold the same weights for one TP index: dp·cp.
   std::int64_t replicas() const { return dp * cp; }
@@ -56,17 +67,28 @@ struct RankLayout {
     return g;
   }
   /// Members of the rank's expert-parallel group (the ranks its tokens' all-to-all spans): ep
-  /// consecutive DP indices.
+  /// consecutive DP indices; folded, ep consecutive ranks of the stage.
   std::vector<std::int64_t> ep_group(std::int64_t r) const {
     std::vector<std::int64_t> g;
+    if (experts_folded) {
+      const std::int64_t base = r - local(r), first = local(r) / ep * ep;
+      for (std::int64_t l = first; l < first + ep; ++l) g.push_back(base + l);
+      return g;
+    }
     const std::int64_t first = dp_index(r) / ep * ep;
     for (std::int64_t d = first; d < first + ep; ++d) g.push_back(rank(stage_of(r), d * cp + cp_index(r), tp_index(r)));
     return g;
   }
   /// Members of the rank's expert-data-parallel group: the (dp/ep)·cp ranks holding the same
-  /// experts (CP ranks hold the same weights), over which their gradients are reduced.
+  /// experts (CP ranks hold the same weights), over which their gradients are reduced; folded, the
+  /// tp·cp·dp/ep ranks ep apart.
   std::vector<std::int64_t> expert_dp_group(std::int64_t r) const {
     std::vector<std::int64_t> g;
+    if (experts_folded) {
+      const std::int64_t base = r - local(r);
+      for (std::int64_t l = local(r) % ep; l < replicas() * tp; l += ep) g.push_back(base + l);
+      return g;
+    }
     for (std::int64_t d = dp_index(r) % ep; d < dp; d += ep)
       for (std::int64_t c = 0; c < cp; ++c) g.push_back(rank(stage_of(r), d * cp + c, tp_index(r)));
     return g;

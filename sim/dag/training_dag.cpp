@@ -26,7 +26,7 @@ namespace strata {
 
 RankLayout rank_layout(const Scenario& sc) {
   return {sc.parallelism.tp, sc.parallelism.pp, sc.parallelism.dp, sc.hardware.gpus_per_node, sc.parallelism.cp,
-          sc.parallelism.ep};
+          sc.parallelism.ep, sc.parallelism.experts_folded()};
 }
 
 namespace {

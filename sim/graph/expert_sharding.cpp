@@ -2,7 +2,7 @@
 
 namespace strata {
 
-Op expert_shard(const Op& op, std::int64_t ep, double pace) {
+Op expert_shard(const Op& op, std::int64_t ep, double pace, double tokens_share) {
   // Without EP every rank computes the same tokens on its slice of every expert: no rank waits.
   if (op.kind != OpKind::experts || ep == 1) return op;
   const double e = static_cast<double>(ep);
@@ -13,7 +13,7 @@ Op expert_shard(const Op& op, std::int64_t ep, double pace) {
   out.backward_flops *= pace;
   // One grouped GEMM over the local experts: each sees the tokens the whole EP group routes to it.
   for (GemmShape& g : out.gemms) {
-    g.m *= e * pace;
+    g.m *= e * pace * tokens_share;
     g.count /= e;
   }
   return out;

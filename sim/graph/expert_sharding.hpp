@@ -14,7 +14,10 @@ namespace strata {
 
 /// The op with its weights divided over `ep` and, for routed experts, its grouped GEMM reshaped:
 /// per local expert M·ep·pace rows, count/ep experts, FLOPs ×pace. Other ops come back unchanged.
-Op expert_shard(const Op& op, std::int64_t ep, double pace);
+/// `tokens_share`: the part of the replica's tokens each EP rank routes, 1 when experts are split
+/// over TP (the TP group gathers its tokens first); with whole experts (expert TP 1) under sequence
+/// parallelism a rank routes only its own shard, 1/tp: the experts' rows are tp× fewer.
+Op expert_shard(const Op& op, std::int64_t ep, double pace, double tokens_share = 1.0);
 
 /// Weights of `op` one TP rank holds that belong to the routed experts (0 for other ops), before EP.
 double expert_params_per_tp_rank(const Op& op, std::int64_t tp);

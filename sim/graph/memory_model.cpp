@@ -103,6 +103,7 @@ namespace {
 struct StageContents {
   double params = 0.0;         // per TP rank, before ZeRO and EP
   double expert_params = 0.0;  // the routed experts' part of params
+  double held_expert_params = 0.0;  // the experts per expert-TP rank (tp, or 1 folded), before EP
   double largest_op = 0.0;     // per TP rank
   double layer_activations = 0.0;   // one micro-batch, all blocks on the stage
   double first_stage_extra = 0.0;   // embedding tensors, one micro-batch
@@ -138,8 +139,10 @@ std::vector<StageContents> stage_contents(const Scenario& sc, const ComputeGraph
       double local = op.params_split / static_cast<double>(sc.parallelism.tp) + op.params_replicated;
       c.params += local;
       const double experts = expert_params_per_tp_rank(op, sc.parallelism.tp);
+      const double held = expert_params_per_tp_rank(op, sc.parallelism.etp);
       c.expert_params += experts;
-      if (sc.parallelism.ep > 1) local += experts / static_cast<double>(sc.parallelism.ep) - experts;
+      c.held_expert_params += held;
+      if (sc.parallelism.ep > 1) local += held / static_cast<double>(sc.parallelism.ep) - experts;
       c.largest_op = std::max(c.largest_op, local);
     }
     c.transient = std::max(c.transient, rank_bytes({"", op.transient_bytes, op.traffic_split}, policy));
@@ -208,14 +211,15 @@ MemoryEstimate estimate_memory(const Scenario& sc, const ComputeGraph& graph, co
     sm.stage = s;
     sm.num_ranks = par.tp * par.cp * par.dp;
     sm.first_rank = static_cast<std::int64_t>(s) * sm.num_ranks;
-    // Expert parallelism: this rank holds num_experts/ep of the experts; sharded states divide the
-    // dense part over dp and the experts over the dp/ep ranks holding the same ones (Megatron-Core's
-    // expert-data-parallel group), which comes to every parameter of the stage over dp.
+    // Expert parallelism: this rank holds num_experts/ep of the experts (whole when folded, else
+    // split over TP); sharded states divide the dense part over dp and the experts over the ranks
+    // holding the same ones (Megatron-Core's expert-data-parallel group), which comes to every
+    // parameter of the stage per TP rank over dp.
     const auto rank_params = [&](const StageContents& x) {
-      return par.ep == 1 ? x.params : x.params - x.expert_params + x.expert_params / ep;
+      return par.ep == 1 ? x.params : x.params - x.expert_params + x.held_expert_params / ep;
     };
     sm.parameters = rank_params(c);
-    sm.expert_parameters = c.expert_params / ep;
+    sm.expert_parameters = c.held_expert_params / ep;
     sm.all_parameters = c.params;
     sm.layers = part.layers_on_stage(s);
     sm.microbatches_in_flight = microbatches_in_flight(sc, s);

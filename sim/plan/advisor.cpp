@@ -126,6 +126,8 @@ AdviseResult advise(const AdviseRequest& request, const DocumentResolver& resolv
                 if (g % ep != 0) continue;
                 json e = s;
                 e["parallelism.ep"] = ep;
+                // Carved out of DP: expert TP is TP, whatever the base scenario folds.
+                e["parallelism.etp"] = tp;
                 layouts.push_back(std::move(e));
               }
             } else {

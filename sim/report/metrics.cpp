@@ -176,8 +176,13 @@ std::vector<Metric> build_table() {
           "context-parallel degree (the sequence split over cp ranks, K/V exchanged around a ring)",
           [](auto& in) { return json(S(in).parallelism.cp); }));
   add(one("scenario.parallelism.ep", U::count, P::always,
-          "expert-parallel degree (carved out of dp: EP groups of ep replicas share the experts)",
+          "expert-parallel degree (carved out of dp: EP groups of ep replicas share the experts; with etp 1 "
+          "folded over tp·cp·dp)",
           [](auto& in) { return json(S(in).parallelism.ep); }));
+  add(one("scenario.parallelism.etp", U::count, P::always,
+          "expert tensor-parallel degree: tp (experts split over TP) or 1 (MoE parallel folding: experts whole, "
+          "EP groups over tp·cp·dp)",
+          [](auto& in) { return json(S(in).parallelism.etp); }));
   add(one("scenario.moe.capacity_factor", U::count, P::always,
           "tokens an expert takes over the mean (training.moe.capacity_factor); null: dropless",
           [](auto& in) {

@@ -97,7 +97,8 @@ std::string summary_table(const Scenario& sc, const RunResult& r) {
   std::string ep;
   if (p.ep > 1) {
     const MoeSpec& moe = sc.training.moe;
-    ep = fmt::format(" (EP {}: {} expert(s) per GPU, load imbalance {:.2f}{})", p.ep, sc.model.num_experts / p.ep,
+    ep = fmt::format(" (EP {}{}: {} expert(s) per GPU, load imbalance {:.2f}{})", p.ep,
+                     p.experts_folded() ? " folded over TP·CP·DP, experts whole" : "", sc.model.num_experts / p.ep,
                      moe.load_imbalance,
                      moe.capacity_factor > 0.0 ? fmt::format(", capacity factor {:.2f}", moe.capacity_factor) : "");
   }
