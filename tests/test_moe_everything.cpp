@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cctype>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -203,13 +204,18 @@ TEST_CASE("advise searches EP for an MoE model and shows an ep column; a dense m
   std::string header;
   std::getline(lines, header);
   CHECK(header.find(" ep ") != std::string::npos);
-  // Column order: rank tp pp dp ep ...; the ep of every listed row, and at least one above 1.
+  // Column order: rank tp pp dp ep ...; the ep of every listed row, and at least one above 1. A
+  // folded one ("8f": expert TP 1) divides tp·dp, a carved one dp.
   std::vector<std::int64_t> eps;
   for (std::string line; std::getline(lines, line);) {
     std::istringstream f(line);
-    std::int64_t rank = 0, tp = 0, pp = 0, dp = 0, ep = 0;
-    if (!(f >> rank >> tp >> pp >> dp >> ep)) continue;
-    CHECK(dp % ep == 0);
+    std::int64_t rank = 0, tp = 0, pp = 0, dp = 0;
+    std::string column;
+    if (!(f >> rank >> tp >> pp >> dp >> column) || column.empty() || !std::isdigit(static_cast<unsigned char>(column.front()))) continue;
+    const bool folded = column.back() == 'f';
+    const std::int64_t ep = std::stoll(column);
+    CHECK((folded ? tp * dp : dp) % ep == 0);
+    if (folded) CHECK(tp > 1);
     CHECK(8 % ep == 0);
     eps.push_back(ep);
   }
@@ -241,6 +247,8 @@ TEST_CASE("The report says where a MoE, EP or CP run rests on an unmeasured assu
   CHECK(has(ep, "expert load assumed perfectly balanced"));
   CHECK(has(ep, "experts are split over TP 2"));
   CHECK_FALSE(has(ep, "context parallelism"));
+  // Folded (expert TP 1), the experts are whole: nothing to point at.
+  CHECK_FALSE(has(warnings("mixtral-8x7b-ep-h100", with(kEp, {"parallelism.etp=1"})), "experts are split"));
 
   // A measured imbalance, or a capacity factor above 1 with one, is the user's number: no warning.
   CHECK_FALSE(has(warnings("mixtral-8x7b-ep-h100", with(kEp, {"training.moe.load_imbalance=1.3"})),

@@ -29,9 +29,10 @@ void warn_moe_and_long_context(const Scenario& sc, std::vector<std::string>& war
       warnings.push_back("expert load assumed perfectly balanced (training.moe.load_imbalance 1, as the published "
                          "MoE benchmarks force it): with real routing the most loaded EP rank sets the pace; set "
                          "your measured max/mean");
-    if (p.tp > 1)
-      warnings.push_back(fmt::format("experts are split over TP {} like the dense layers: expert TP 1 (Megatron-Core's "
-                                     "MoE parallel folding, expert GEMMs kept whole) is not modelled",
+    if (p.tp > 1 && !p.experts_folded())
+      warnings.push_back(fmt::format("experts are split over TP {} like the dense layers, EP carved out of DP: if "
+                                     "your framework runs expert TP 1 (Megatron-Core's MoE parallel folding, "
+                                     "experts whole), set parallelism.etp=1",
                                      p.tp));
   }
   if (p.cp > 1) {

@@ -130,6 +130,16 @@ AdviseResult advise(const AdviseRequest& request, const DocumentResolver& resolv
                 e["parallelism.etp"] = tp;
                 layouts.push_back(std::move(e));
               }
+              // Folded (expert TP 1, MoE parallel folding): EP over the stage's tp·cp·dp ranks with
+              // the experts whole, which differs from the carved layouts only with TP.
+              const std::int64_t folded = std::gcd(tp * cp * dp, base.model.num_experts);
+              for (std::int64_t ep = 2; tp > 1 && ep <= std::min<std::int64_t>(folded, kMaxEp); ++ep) {
+                if (folded % ep != 0) continue;
+                json e = s;
+                e["parallelism.ep"] = ep;
+                e["parallelism.etp"] = 1;
+                layouts.push_back(std::move(e));
+              }
             } else {
               layouts.push_back(std::move(s));
             }
