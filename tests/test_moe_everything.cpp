@@ -243,7 +243,7 @@ TEST_CASE("The report says where a MoE, EP or CP run rests on an unmeasured assu
 
   const std::string ep = warnings("mixtral-8x7b-ep-h100", kEp);
   INFO(ep);
-  CHECK(has(ep, "mixture-of-experts timing is checked against 3 published runs"));
+  CHECK(has(ep, "mixture-of-experts timing is checked against 4 published runs"));
   CHECK(has(ep, "expert load assumed perfectly balanced"));
   CHECK(has(ep, "experts are split over TP 2"));
   CHECK_FALSE(has(ep, "context parallelism"));
