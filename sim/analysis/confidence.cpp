@@ -24,7 +24,7 @@ void warn_moe_and_long_context(const Scenario& sc, std::vector<std::string>& war
   if (sc.model.is_moe()) {
     warnings.push_back(fmt::format("mixture-of-experts timing is checked against {} published runs only "
                                    "(docs/validation.md: {:+.0f} % to {:+.0f} %), most optimistic on many small "
-                                   "experts (Qwen3-30B-A3B: the measured step takes 2.9x Strata's)",
+                                   "experts (Qwen3-30B-A3B: the measured step takes 2.5x Strata's)",
                                    kMoeBand.runs, kMoeBand.low_percent, kMoeBand.high_percent));
     if (p.ep > 1 && sc.training.moe.pace_factor() <= 1.0)
       warnings.push_back("expert load assumed perfectly balanced (training.moe.load_imbalance 1, as the published "

@@ -446,6 +446,14 @@ class GraphBuilder {
     if (routed && visits > 1.0)
       up.saved.push_back({"routed token copies", (visits - 1.0) * act_ * sbh, Split::sequence});
     if (routed) up.active_fraction = visits / copies;
+    // Routed: Megatron-Core's alltoall dispatcher first permutes each token's copies into expert
+    // order (moe_utils.permute: gather, read and write every copy), and sorts them by local expert
+    // after the all-to-all (expert_sort_traffic).
+    const double copies_bytes = visits * act_ * sbh;
+    if (routed) {
+      up.memory_traffic = 2.0 * copies_bytes;
+      up.expert_sort_traffic = 2.0 * copies_bytes;
+    }
     up.output_bytes = visits * act_ * s * b * up_width;
     if (dense) up.native_matmuls = gated ? std::vector<double>{I, I} : std::vector<double>{I};
     // The block's MLP reads its norm's output directly; shared experts share it with the router.
@@ -483,6 +491,12 @@ class GraphBuilder {
     // The first adds the residual; a shared expert's output is added to the routed experts' sum
     // (read both, write one).
     down.memory_traffic = first ? residual_traffic(sbh) : 3.0 * act_ * sbh;
+    // Routed: the copies unsorted before the combine (expert_sort_traffic) and unpermuted after it,
+    // summed back into one row per token (moe_utils.unpermute: read every copy, write the tokens).
+    if (routed) {
+      down.memory_traffic += copies_bytes + act_ * sbh;
+      down.expert_sort_traffic = 2.0 * copies_bytes;
+    }
     if (dense) down.native_matmuls = {h};
     return add(down, id);
   }

@@ -107,6 +107,10 @@ struct Op {
   /// The same in backward where the op's kernels are known (the loss's cross-entropy); otherwise
   /// kBackwardTrafficFactor × memory_traffic.
   std::optional<double> backward_memory_traffic = std::nullopt;
+  /// Routed experts: the bytes of one pass sorting the routed token copies by local expert
+  /// (Megatron-Core's alltoall dispatcher, sort_chunks_by_idxs, after the dispatch and again before
+  /// the combine), which runs only where a rank holds more than one expert: expert_shard adds it.
+  double expert_sort_traffic = 0.0;
   Split traffic_split = Split::sequence;  ///< how that traffic divides over the TP group
   /// The op's matrix multiplies; their 2·m·n·k·count add up to forward_flops.
   std::vector<GemmShape> gemms = {};

@@ -7,6 +7,10 @@ Op expert_shard(const Op& op, std::int64_t ep, double pace, double tokens_share)
   if (op.kind != OpKind::experts || ep == 1) return op;
   const double e = static_cast<double>(ep);
   Op out = op;
+  // After the all-to-all a rank holding more than one expert sorts the tokens it received by
+  // expert, and back before the combine (the alltoall dispatcher; EP 1 uses no all-to-all).
+  const double local_experts = (op.gemms.empty() ? 1.0 : op.gemms.front().count) / e;
+  if (local_experts > 1.0) out.memory_traffic += op.expert_sort_traffic;
   out.params_split /= e;
   out.params_replicated /= e;
   out.forward_flops *= pace;

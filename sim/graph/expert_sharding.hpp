@@ -13,7 +13,8 @@
 namespace strata {
 
 /// The op with its weights divided over `ep` and, for routed experts, its grouped GEMM reshaped:
-/// per local expert M·ep·pace rows, count/ep experts, FLOPs ×pace. Other ops come back unchanged.
+/// per local expert M·ep·pace rows, count/ep experts, FLOPs ×pace, and, with more than one local
+/// expert, the sorting pass's traffic (Op::expert_sort_traffic). Other ops come back unchanged.
 /// `tokens_share`: the part of the replica's tokens each EP rank routes, 1 when experts are split
 /// over TP (the TP group gathers its tokens first); with whole experts (expert TP 1) under sequence
 /// parallelism a rank routes only its own shard, 1/tp: the experts' rows are tp× fewer.
