@@ -267,11 +267,9 @@ TEST_CASE("Rank layout with EP and CP: EP groups keep their CP index, expert-DP 
                                   l.rank(0, 3 * 2 + 1, 0)});
 }
 
-TEST_CASE(
-    "Folded rank layout (expert TP 1): an EP group is ep consecutive ranks of the stage, its "
-    "expert-DP group "
-    "the ranks ep apart",
-    "[ep][cp]") {
+TEST_CASE("Folded rank layout (expert TP 1): an EP group is ep consecutive ranks of the stage, its "
+          "expert-DP group the ranks ep apart",
+          "[ep][cp]") {
   // Grok-1's NeMo layout per stage: TP 4 × CP 2 × DP 8 = 64 ranks, EP 8 over them, 8 GPUs a node.
   const RankLayout l{
       .tp = 4, .pp = 8, .dp = 8, .gpus_per_node = 8, .cp = 2, .ep = 8, .experts_folded = true};
@@ -296,11 +294,9 @@ TEST_CASE(
   CHECK(carved.node(carved.ep_group(r).front()) != carved.node(carved.ep_group(r).back()));
 }
 
-TEST_CASE(
-    "Folded EP (etp 1): whole experts on a rank, the same FLOPs and sharded states, all-to-alls "
-    "inside the "
-    "node",
-    "[ep][simulation]") {
+TEST_CASE("Folded EP (etp 1): whole experts on a rank, the same FLOPs and sharded states, all-to-alls "
+          "inside the node",
+          "[ep][simulation]") {
   // TP 2 with SP and EP 8 on one node of 8: carved out of DP it needs dp 8 (8 nodes of the stage);
   // folded over TP × DP the 8 ranks of one node form the group.
   const std::vector<std::string> common = {"nodes=4",
@@ -343,7 +339,8 @@ TEST_CASE(
     for (const Flow& f : t.flows) CHECK_FALSE(f.remote);
   }
   CHECK(a2a > 0);
-  // Folding the stage's ranks gives the unfolded time.
+  // The executor simulating one rank per symmetric group (its rank folding, not MoE folding) gives
+  // the time it gets simulating every rank.
   const RunResult a = run_scenario(folded.sc, {ExecutorKind::des, true, false});
   const RunResult b = run_scenario(folded.sc, {ExecutorKind::des, false, false});
   REQUIRE(a.simulation);

@@ -207,20 +207,25 @@ TEST_CASE("advise searches EP for an MoE model and shows an ep column; a dense m
   // Column order: rank tp pp dp ep ...; the ep of every listed row, and at least one above 1. A
   // folded one ("8f": expert TP 1) divides tp·dp, a carved one dp.
   std::vector<std::int64_t> eps;
+  bool any_folded = false;
   for (std::string line; std::getline(lines, line);) {
     std::istringstream f(line);
     std::int64_t rank = 0, tp = 0, pp = 0, dp = 0;
     std::string column;
-    if (!(f >> rank >> tp >> pp >> dp >> column) || column.empty() || !std::isdigit(static_cast<unsigned char>(column.front()))) continue;
+    if (!(f >> rank >> tp >> pp >> dp >> column) || column.empty() ||
+        !std::isdigit(static_cast<unsigned char>(column.front())))
+      continue;
     const bool folded = column.back() == 'f';
     const std::int64_t ep = std::stoll(column);
-    CHECK((folded ? tp * dp : dp) % ep == 0);
+    CHECK((folded ? tp * dp : dp) % ep == 0);  // cp is 1 in this scenario
     if (folded) CHECK(tp > 1);
     CHECK(8 % ep == 0);
     eps.push_back(ep);
+    any_folded = any_folded || folded;
   }
   REQUIRE(!eps.empty());
   CHECK(*std::max_element(eps.begin(), eps.end()) > 1);
+  CHECK(any_folded);  // the search tries expert TP 1 beside carved EP
   CHECK(moe.out.find("ep (expert parallel") != std::string::npos);
 
   const test::Result dense = test::strata_cli("advise llama-2-7b-zero1-a100 -q --top 3 --confirm 2", "&1");
@@ -249,6 +254,8 @@ TEST_CASE("The report says where a MoE, EP or CP run rests on an unmeasured assu
   CHECK_FALSE(has(ep, "context parallelism"));
   // Folded (expert TP 1), the experts are whole: nothing to point at.
   CHECK_FALSE(has(warnings("mixtral-8x7b-ep-h100", with(kEp, {"parallelism.etp=1"})), "experts are split"));
+  // Without EP there is no folding to offer (etp=1 needs ep > 1).
+  CHECK_FALSE(has(warnings("mixtral-8x7b-h100", {}), "experts are split"));
 
   // A measured imbalance, or a capacity factor above 1 with one, is the user's number: no warning.
   CHECK_FALSE(has(warnings("mixtral-8x7b-ep-h100", with(kEp, {"training.moe.load_imbalance=1.3"})),

@@ -24,13 +24,15 @@ void warn_moe_and_long_context(const Scenario& sc, std::vector<std::string>& war
   if (sc.model.is_moe()) {
     warnings.push_back(fmt::format("mixture-of-experts timing is checked against {} published runs only "
                                    "(docs/validation.md: {:+.0f} % to {:+.0f} %), most optimistic on many small "
-                                   "experts (Qwen3-30B-A3B: the measured step takes 2.5x Strata's)",
-                                   kMoeBand.runs, kMoeBand.low_percent, kMoeBand.high_percent));
+                                   "experts (Qwen3-30B-A3B, the band's low end: the measured step takes {:.1f}x "
+                                   "Strata's)",
+                                   kMoeBand.runs, kMoeBand.low_percent, kMoeBand.high_percent,
+                                   100.0 / (100.0 + kMoeBand.low_percent)));
     if (p.ep > 1 && sc.training.moe.pace_factor() <= 1.0)
       warnings.push_back("expert load assumed perfectly balanced (training.moe.load_imbalance 1, as the published "
                          "MoE benchmarks force it): with real routing the most loaded EP rank sets the pace; set "
                          "your measured max/mean");
-    if (p.tp > 1 && !p.experts_folded())
+    if (p.tp > 1 && p.ep > 1 && !p.experts_folded())
       warnings.push_back(fmt::format("experts are split over TP {} like the dense layers, EP carved out of DP: if "
                                      "your framework runs expert TP 1 (Megatron-Core's MoE parallel folding, "
                                      "experts whole), set parallelism.etp=1",

@@ -183,9 +183,10 @@ const ParamTable kParallelism = {
             "exchanged around a ring during attention",
      .min = 1, .max = kMaxCount},
     {.key = "ep", .kind = ParamKind::integer, .default_value = 1,
-     .doc = "expert-parallel degree, carved out of dp (divides dp and num_experts): each EP group of ep "
-            "replicas holds num_experts/ep experts per rank and exchanges tokens by all-to-all; with tp > 1 "
-            "it needs sequence_parallel (Megatron-Core); expert TP = tp unless etp says otherwise",
+     .doc = "expert-parallel degree (divides num_experts), carved out of dp (divides dp; with etp=1 folded over "
+            "tp·cp·dp instead): each EP group holds num_experts/ep experts per rank and exchanges tokens by "
+            "all-to-all; with tp > 1 it needs sequence_parallel (Megatron-Core); expert TP = tp unless etp says "
+            "otherwise",
      .min = 1, .max = kMaxCount},
     {.key = "etp", .kind = ParamKind::integer,
      .doc = "expert tensor-parallel degree: tp (the default), each expert split over the TP group; or 1, MoE "
@@ -388,20 +389,21 @@ void check_cross_fields(Scenario& sc, ObjectReader& top, ObjectReader& tr, Objec
                                 "two of 2·cp equal chunks)", 2 * p.cp, t.seq_len));
   // Expert parallelism is carved out of DP (an EP group is ep replicas sharing the experts out), or
   // with etp=1 folded over the stage's ranks.
-  if (p.ep == 1 && p.etp != p.tp)
+  const std::int64_t etp = p.expert_tp();
+  if (etp != p.tp && etp != 1)
+    par.error("etp", fmt::format("{} must be 1 (experts whole, MoE parallel folding) or tp={} (each expert split "
+                                 "over the TP group); Strata does not time an expert TP in between", etp, p.tp));
+  else if (p.ep == 1 && etp != p.tp)
     par.error("etp", fmt::format("{} needs ep > 1 (with ep=1 every rank holds all the experts, split over "
-                                 "the TP group: etp is tp={})", p.etp, p.tp));
+                                 "the TP group: etp is tp={})", etp, p.tp));
   if (p.ep > 1) {
     if (!m.is_moe())
       par.error("ep", fmt::format("{} needs a mixture-of-experts model (model {} has num_local_experts=0)", p.ep,
                                   m.name));
     else if (m.num_experts % p.ep != 0)
       par.error("ep", fmt::format("{} does not divide num_local_experts={}", p.ep, m.num_experts));
-    if (p.etp != p.tp && p.etp != 1) {
-      par.error("etp", fmt::format("{} must be 1 (experts whole, MoE parallel folding) or tp={} (each "
-                                   "expert split over the TP group); Strata does not time an expert TP "
-                                   "in between", p.etp, p.tp));
-    } else if (p.experts_folded()) {
+    // An invalid etp is checked as the default layout, carved, so its problems still show.
+    if (etp == 1 && p.tp > 1) {
       if ((p.tp * p.cp * p.dp) % p.ep != 0)
         par.error("ep", fmt::format("{} does not divide tp·cp·dp = {}·{}·{} = {} (with etp=1 the EP groups "
                                     "are folded over the stage's ranks)", p.ep, p.tp, p.cp, p.dp,
@@ -585,7 +587,7 @@ Scenario parse_scenario(const json& doc, const SourceMap& sources) {
   p.dp = par.has("dp") ? par.integer("dp") : 1;
   p.cp = par.integer("cp");
   p.ep = par.integer("ep");
-  p.etp = par.has("etp") ? par.integer("etp") : p.tp;
+  p.etp = par.has("etp") ? par.integer("etp") : 0;
   p.sequence_parallel = par.boolean("sequence_parallel");
   p.schedule = enum_from_name(par.choice("schedule"), {Schedule::gpipe, Schedule::one_f_one_b, Schedule::interleaved},
                               Schedule::one_f_one_b);

@@ -71,14 +71,16 @@ struct ParallelismSpec {
   /// Context-parallel degree: the sequence split over `cp` ranks that exchange K/V around a ring
   /// during attention (Megatron-Core context_parallel_size).
   std::int64_t cp = 1;
-  /// Expert-parallel degree: carved out of DP (ep divides dp), each EP group of ep data-parallel
-  /// replicas shares the experts out, num_experts/ep each (Megatron-Core expert_model_parallel_size).
+  /// Expert-parallel degree (Megatron-Core expert_model_parallel_size): each EP group shares the
+  /// experts out, num_experts/ep each. Carved out of DP (ep divides dp: the group is ep data-parallel
+  /// replicas), or with etp 1 folded over the stage's tp·cp·dp ranks (ep divides tp·cp·dp).
   std::int64_t ep = 1;
   /// Expert tensor-parallel degree (Megatron-Core expert_tensor_parallel_size): tp, each expert
   /// split over the TP group as the dense MLP is; or 1, MoE parallel folding (Liu et al. 2025):
   /// each expert whole on one rank and the EP groups formed over the stage's tp·cp·dp ranks, TP
-  /// fastest, so an EP group of up to a node's GPUs stays on NVLink.
-  std::int64_t etp = 1;
+  /// fastest, so an EP group of up to a node's GPUs stays on NVLink. 0: unset, tp (expert_tp()),
+  /// so a scenario whose tp is changed in code keeps its experts split like the dense layers.
+  std::int64_t etp = 0;
   bool sequence_parallel = false;
   Schedule schedule = Schedule::one_f_one_b;
   std::int64_t virtual_stages = 1;
@@ -89,8 +91,10 @@ struct ParallelismSpec {
   std::int64_t zero_stage = 0;
   bool distributed_optimizer = false;
 
+  /// The experts' tensor-parallel degree: etp where set, tp otherwise.
+  std::int64_t expert_tp() const { return etp > 0 ? etp : tp; }
   /// Expert parallelism folded over TP, CP and DP with whole experts (etp 1 where tp > 1).
-  bool experts_folded() const { return ep > 1 && etp != tp; }
+  bool experts_folded() const { return ep > 1 && expert_tp() != tp; }
 };
 
 struct OffloadSpec {

@@ -84,9 +84,8 @@ std::vector<LayerWork> layer_work(const Scenario& sc, const ComputeGraph& graph,
   std::vector<double> weight_ops(work.size(), 0.0);
   const std::int64_t ep = sc.parallelism.ep;
   const double pace = sc.training.moe.pace_factor();
-  // Folded expert parallelism (expert TP 1): a rank sends its own sequence shard to whole experts.
-  const double etp = static_cast<double>(sc.parallelism.etp);
-  const double experts_tokens_share = etp / t;
+  // The routed experts' TP degree: tp, or 1 folded (whole experts on a rank).
+  const double etp = static_cast<double>(sc.parallelism.expert_tp());
   for (auto v : boost::make_iterator_range(boost::vertices(graph))) {
     const Op& whole = graph[v];
     const Op& graph_op = whole;
@@ -95,7 +94,7 @@ std::vector<LayerWork> layer_work(const Scenario& sc, const ComputeGraph& graph,
     // seeing the tokens the whole EP group routes to it.
     std::optional<Op> share;
     if (cp > 1) share = rank_share(graph_op, cp);
-    const Op op = expert_shard(share ? *share : graph_op, ep, pace, experts_tokens_share);
+    const Op op = expert_shard(share ? *share : graph_op, ep, pace, sc.parallelism.tp, sc.parallelism.expert_tp());
     // The routed experts split over their expert TP group (tp, or 1 folded), every other op over TP.
     const double op_tp = op.kind == OpKind::experts ? etp : t;
     const bool in_block = op.layer >= 0 && op.layer < L;
@@ -111,7 +110,7 @@ std::vector<LayerWork> layer_work(const Scenario& sc, const ComputeGraph& graph,
                                         ? rank_bytes({"", *op.backward_memory_traffic, op.traffic_split}, policy)
                                         : kBackwardTrafficFactor * traffic;
     // fp8 training's quantization passes (op_seconds times them itself).
-    const OpBytes quantization = kernels.quantization_traffic(op, t);
+    const OpBytes quantization = kernels.quantization_traffic(op, op_tp);
     w.fwd_flops += op.forward_flops / flops_div;
     w.bwd_flops += op.backward_flops / flops_div;
     w.fwd_bytes += traffic + quantization.forward;
@@ -191,8 +190,9 @@ std::vector<LayerWork> layer_work(const Scenario& sc, const ComputeGraph& graph,
     // Per TP rank even for folded experts: whole experts on tp× fewer ranks each shard the same
     // over their tp× larger expert-data-parallel group, so all_params / (dp·cp) is still a rank's
     // shard.
-    if (!(whole.shares_embedding && sc.parallelism.pp == 1)) w.all_params += whole.params_split / t + whole.params_replicated;
-    w.expert_params += expert_params_per_tp_rank(op, sc.parallelism.etp);
+    if (!(whole.shares_embedding && sc.parallelism.pp == 1))
+      w.all_params += whole.params_split / t + whole.params_replicated;
+    w.expert_params += expert_params_per_tp_rank(op, sc.parallelism.expert_tp());
     // Recomputation reruns transformer blocks only: the embedding's and the head's tensors stay.
     // Per-op selective checkpointing keeps tensors of its own (per_op_selective_bytes): the block's
     // others are rebuilt.

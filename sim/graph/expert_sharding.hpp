@@ -15,10 +15,11 @@ namespace strata {
 /// The op with its weights divided over `ep` and, for routed experts, its grouped GEMM reshaped:
 /// per local expert M·ep·pace rows, count/ep experts, FLOPs ×pace, and, with more than one local
 /// expert, the sorting pass's traffic (Op::expert_sort_traffic). Other ops come back unchanged.
-/// `tokens_share`: the part of the replica's tokens each EP rank routes, 1 when experts are split
-/// over TP (the TP group gathers its tokens first); with whole experts (expert TP 1) under sequence
-/// parallelism a rank routes only its own shard, 1/tp: the experts' rows are tp× fewer.
-Op expert_shard(const Op& op, std::int64_t ep, double pace, double tokens_share = 1.0);
+/// `expert_tp`: the experts' TP degree (ParallelismSpec::expert_tp()). Split over the TP group
+/// (expert_tp = tp) the group gathers its tokens first, so each EP rank's experts see the replica's
+/// tokens; whole (expert TP 1) under sequence parallelism a rank routes only its own shard: the
+/// experts' rows are tp× fewer.
+Op expert_shard(const Op& op, std::int64_t ep, double pace, std::int64_t tp = 1, std::int64_t expert_tp = 1);
 
 /// Weights of `op` one TP rank holds that belong to the routed experts (0 for other ops), before EP.
 double expert_params_per_tp_rank(const Op& op, std::int64_t tp);

@@ -139,7 +139,7 @@ std::vector<StageContents> stage_contents(const Scenario& sc, const ComputeGraph
       double local = op.params_split / static_cast<double>(sc.parallelism.tp) + op.params_replicated;
       c.params += local;
       const double experts = expert_params_per_tp_rank(op, sc.parallelism.tp);
-      const double held = expert_params_per_tp_rank(op, sc.parallelism.etp);
+      const double held = expert_params_per_tp_rank(op, sc.parallelism.expert_tp());
       c.expert_params += experts;
       c.held_expert_params += held;
       if (sc.parallelism.ep > 1) local += held / static_cast<double>(sc.parallelism.ep) - experts;

@@ -114,8 +114,8 @@ AdviseResult advise(const AdviseRequest& request, const DocumentResolver& resolv
                       {"memory.offload.activations", "none"}};
             // Only named when searched or set, so layouts of short sequences read as before.
             if (cp > 1 || base.parallelism.cp > 1) s["parallelism.cp"] = cp;
-            // Expert parallelism for MoE models: carved out of DP, so ep divides dp and the
-            // experts (sim/config/scenario_spec.cpp checks the same). Every divisor of
+            // Expert parallelism for MoE models, first carved out of DP, so ep divides dp and the
+            // experts (sim/config/scenario_spec.cpp checks the same), then folded (below). Every divisor of
             // gcd(dp, num_experts) up to 64, DeepSeek-V3's training EP (
             // docs/references.md, Configuration advisor); sequence parallelism is already on with TP, as
             // Megatron-Core's MoE layers require. Named on every layout of an MoE model, so a

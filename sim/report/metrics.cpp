@@ -182,7 +182,7 @@ std::vector<Metric> build_table() {
   add(one("scenario.parallelism.etp", U::count, P::always,
           "expert tensor-parallel degree: tp (experts split over TP) or 1 (MoE parallel folding: experts whole, "
           "EP groups over tp·cp·dp)",
-          [](auto& in) { return json(S(in).parallelism.etp); }));
+          [](auto& in) { return json(S(in).parallelism.expert_tp()); }));
   add(one("scenario.moe.capacity_factor", U::count, P::always,
           "tokens an expert takes over the mean (training.moe.capacity_factor); null: dropless",
           [](auto& in) {

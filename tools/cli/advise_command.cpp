@@ -65,10 +65,10 @@ int advise_command(const FolderCatalog& catalog, const AdviseOptions& o) {
     // "f": folded over tp·cp·dp with the experts whole (expert TP 1).
     const bool folded = c.settings.contains("parallelism.etp") && c.settings.at("parallelism.etp") == 1 &&
                         c.settings.at("parallelism.tp").get<std::int64_t>() > 1;
-    const std::string ep = with_ep ? fmt::format("{:>3} ", c.settings.contains("parallelism.ep")
-                                                               ? text(c.settings, "parallelism.ep") + (folded ? "f" : "")
-                                                               : std::string("1"))
-                                   : "";
+    const std::string ep_degree = c.settings.contains("parallelism.ep")
+                                      ? text(c.settings, "parallelism.ep") + (folded ? "f" : "")
+                                      : std::string("1");
+    const std::string ep = with_ep ? fmt::format("{:>3} ", ep_degree) : "";
     std::printf("%-4d %3s %s%3s %4s %s%2s %3s %4s %-9s %-8s %-22s %9s %10s %5.1f%% %9s %s\n", ++rank,
                 text(c.settings, "parallelism.tp").c_str(), cp.c_str(), text(c.settings, "parallelism.pp").c_str(),
                 text(c.settings, "parallelism.dp").c_str(), ep.c_str(), text(c.settings, "parallelism.virtual_stages").c_str(),
@@ -87,7 +87,8 @@ int advise_command(const FolderCatalog& catalog, const AdviseOptions& o) {
               "recomputation; offload where optimizer states live; checkpoint strategy and interval in iterations; "
               "iteration the steady-state iteration time; tokens/s for the whole cluster; MFU model FLOPs "
               "utilisation; HBM peak per GPU; why the reason for its rank\n",
-              with_cp ? "cp (context parallel), " : "", with_ep ? ", ep (expert parallel: within dp, or f folded over tp·cp·dp with experts whole)" : "");
+              with_cp ? "cp (context parallel), " : "",
+              with_ep ? ", ep (expert parallel: within dp, or f folded over tp·cp·dp with experts whole)" : "");
   std::printf("objective %s; %lld configurations generated (%lld invalid, %lld do not fit), %lld screened, "
               "%lld simulated with the DES, %lld checkpoint trials; %.1f s\n",
               o.objective.c_str(), static_cast<long long>(a.generated), static_cast<long long>(a.invalid),
