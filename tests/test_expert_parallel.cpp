@@ -213,6 +213,33 @@ TEST_CASE("parallelism.ep is checked against dp, the experts and the model", "[e
   CHECK(dense.out.find("/parallelism/ep: 2 needs a mixture-of-experts model") != std::string::npos);
 }
 
+TEST_CASE("The alltoall dispatcher permutes every routed copy, and sorts them only with more than one local expert",
+          "[ep][kernels]") {
+  const Built b = build({});
+  const ModelSpec& m = b.sc.model;
+  // build() makes the graph with 2-byte activations: a token's k copies of hidden × 2 B, over the
+  // replica's micro-batch (moe_utils.permute reads and
+  // writes each; unpermute reads each and writes the token once; each sort pass reads and writes each).
+  const double sbh = static_cast<double>(b.sc.training.seq_len * b.sc.training.micro_batch_size * m.hidden_size);
+  const double copies = 2.0 * sbh * static_cast<double>(m.experts_per_token);
+  int seen = 0;
+  for (auto v : boost::make_iterator_range(boost::vertices(b.graph))) {
+    const Op& op = b.graph[v];
+    if (op.kind != OpKind::experts || op.layer != 0) continue;
+    ++seen;
+    CHECK(op.expert_sort_traffic == Approx(2.0 * copies));
+    // Mixtral's 8 experts: one per rank at EP 8 (nothing to sort), two at EP 4.
+    CHECK(expert_shard(op, 8, 1.5).memory_traffic == Approx(op.memory_traffic));
+    const double carved = expert_shard(op, 4, 1.5, 2, 2).memory_traffic - op.memory_traffic;
+    const double folded = expert_shard(op, 4, 1.5, 2, 1).memory_traffic - op.memory_traffic;
+    // Split over TP the sort runs on the TP group's gathered tokens, the most loaded rank's 1.5×:
+    // tp× what the sequence split leaves a rank; whole experts sort the rank's own shard.
+    CHECK(carved == Approx(2.0 * 1.5 * 2.0 * copies));
+    CHECK(folded == Approx(1.5 * 2.0 * copies));
+  }
+  CHECK(seen == 2);
+}
+
 TEST_CASE("Grouped GEMM under EP: num_experts/ep experts of ep× the rows, times the pace factor", "[ep][kernels]") {
   const Built b = build({});
   const ModelSpec& m = b.sc.model;
