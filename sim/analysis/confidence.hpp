@@ -42,10 +42,11 @@ inline constexpr ValidatedBand kDeepspeedPipelineBand{4, -22.3, -9.1};
 /// Runs with parameters, optimizer states or activations offloaded (ZeRO-Offload, ZeRO-Infinity; V100).
 inline constexpr ValidatedBand kOffloadBand{5, -29.6, 28.4};
 /// Dense FP8 training on H100: NeMo 24.07 (GPT-3 5B to 175B, Llama 2 and 3) and 24.09 (Llama 3.1 8B, 70B,
-/// 405B), Megatron-Bridge 25.11 (Llama 3 8B and 70B, Llama 3.1 405B), torchtitan's Float8 Llama 3.1
+/// 405B), Megatron-Bridge 25.11 (Llama 3 8B and 70B, Llama 3.1 405B) and 26.02 (the 70B and 405B at
+/// larger batches), torchtitan's Float8 Llama 3.1
 /// 70B with and without AsyncTP. Optimistic most on the AsyncTP run (TP overlap, see below) and on
 /// narrow models in the older NeMo releases (GPT-3 5B next).
-inline constexpr ValidatedBand kFp8Band{17, -17.8, 11.4};
+inline constexpr ValidatedBand kFp8Band{19, -17.8, 11.6};
 /// GPUs run below their rated power (gpu.power_limit < gpu.tdp), whose SM clock comes from the f³
 /// power law (sustained_clock): torchtitan's runs on H100 at 500 W (Llama 3.1 8B eager and compiled,
 /// 70B Float8 with and without AsyncTP).
