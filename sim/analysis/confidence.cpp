@@ -24,8 +24,8 @@ void warn_moe_and_long_context(const Scenario& sc, std::vector<std::string>& war
   if (sc.model.is_moe()) {
     warnings.push_back(fmt::format("mixture-of-experts timing is checked against {} published runs only "
                                    "(docs/validation.md: {:+.0f} % to {:+.0f} %), most optimistic on many small "
-                                   "experts (Qwen3-30B-A3B dropless, the band's low end: the measured step takes {:.1f}x "
-                                   "Strata's; Strata does not time the dropless dispatcher's device-to-host "
+                                   "experts (Qwen3-30B-A3B dropless, the band's low end: the measured step takes "
+                                   "{:.1f}x Strata's; Strata does not time the dropless dispatcher's device-to-host "
                                    "synchronisation, and the same run with token drop padded to capacity is closer)",
                                    kMoeBand.runs, kMoeBand.low_percent, kMoeBand.high_percent,
                                    100.0 / (100.0 + kMoeBand.low_percent)));
