@@ -31,6 +31,7 @@ struct Row {
   bool offload = false;  ///< parameters, optimizer states or activations offloaded
   bool power_limited = false;  ///< the GPU runs below its rated power
   bool narrow_h100 = false;    ///< hidden size kNarrowHidden or less on an H100
+  bool wide_mcore_h100 = false;  ///< wider, 16-bit, dense, megatron-core on an H100
   bool pipelined = false;      ///< pipeline parallel (PP > 1)
   strata::Framework framework_preset = strata::kDefaultFramework;
   /// Every run here ran: Strata must say it fits, or the row says why not (memory_gap).
@@ -82,6 +83,7 @@ TEST_CASE("Validation table: published training throughputs", "[validation][simu
     row.fp8 = sc.training.precision == strata::Precision::fp8;
     row.power_limited = strata::power_limited(sc.hardware);
     row.narrow_h100 = strata::narrow_on_h100(sc);
+    row.wide_mcore_h100 = strata::wide_megatron_core_on_h100(sc);
     const strata::OffloadSpec& o = sc.memory.offload;
     row.offload = o.optimizer != strata::Tier::none || o.params != strata::Tier::none ||
                   o.activations != strata::Tier::none;
@@ -174,6 +176,8 @@ TEST_CASE("Validation table: published training throughputs", "[validation][simu
   check_band("fp8", strata::kFp8Band, [](const Row& r) { return r.fp8 && !r.moe; });
   check_band("power limit", strata::kPowerLimitBand, [](const Row& r) { return r.power_limited; });
   check_band("narrow models on H100", strata::kNarrowH100Band, [](const Row& r) { return r.narrow_h100; });
+  check_band("wider 16-bit models on H100 with megatron-core", strata::kWideMegatronCoreH100Band,
+             [](const Row& r) { return r.wide_mcore_h100; });
   // The AsyncTP warning quotes the torchtitan 70B pair: measured gain and Strata's gain of TP overlap.
   const auto row = [&](const std::string& id) {
     const auto it = std::find_if(rows.begin(), rows.end(), [&](const Row& r) { return r.id == id; });

@@ -102,6 +102,12 @@ bool narrow_on_h100(const Scenario& sc) {
          !sc.model.is_moe();
 }
 
+bool wide_megatron_core_on_h100(const Scenario& sc) {
+  return gpu_family(sc.hardware.gpu.model) == "H100" && static_cast<double>(sc.model.hidden_size) > kNarrowHidden &&
+         !sc.model.is_moe() && sc.training.precision != Precision::fp8 &&
+         sc.training.framework == Framework::megatron_core;
+}
+
 Confidence assess_confidence(const Scenario& sc, const RunResult& r) {
   Confidence c;
   const KernelSpec& k = sc.hardware.kernels;
@@ -178,6 +184,13 @@ Confidence assess_confidence(const Scenario& sc, const RunResult& r) {
                                      "(docs/validation.md), the narrowest the most optimistic: expect slower",
                                      kNarrowHidden, -kNarrowH100Band.low_percent, kNarrowH100Band.high_percent,
                                      kNarrowH100Band.runs));
+  if (wide_megatron_core_on_h100(sc))
+    c.warnings.push_back(fmt::format("16-bit dense runs of models wider than {:g} on H100 with megatron-core came out "
+                                     "{:.0f} % shorter to {:.0f} % longer than measured in the {} published runs "
+                                     "Strata reproduces (docs/validation.md), Megatron-Core r0.8.0's the most "
+                                     "optimistic where compute dominates: expect slower with older releases",
+                                     kNarrowHidden, -kWideMegatronCoreH100Band.low_percent,
+                                     kWideMegatronCoreH100Band.high_percent, kWideMegatronCoreH100Band.runs));
   if (power_limited(sc.hardware))
     c.warnings.push_back(fmt::format("at its {:g} W power limit (rated {:g} W) the GPU's SM clock is taken as {:.3f} of "
                                      "boost by the f³ power law, checked on {} published runs only (torchtitan, H100 "

@@ -59,6 +59,13 @@ inline constexpr double kNarrowHidden = 4096;
 inline constexpr ValidatedBand kNarrowH100Band{15, -16.9, 3.8};
 /// Whether the scenario is in that regime.
 bool narrow_on_h100(const Scenario& sc);
+/// Wider dense models on H100 in 16 bits with the megatron-core preset (NVIDIA's dgxc NeMo 24.09 GPT-3
+/// 175B and Llama 3.1 70B and 405B, Megatron-LM's Megatron-Core r0.8.0 GPT 16B to 462B, its 177B
+/// strong-scaled over 96 to 4,608 GPUs): r0.8.0 the most optimistic where compute dominates, NeMo 24.09
+/// within 9 %.
+inline constexpr ValidatedBand kWideMegatronCoreH100Band{15, -17.4, 8.3};
+/// Whether the scenario is in that regime.
+bool wide_megatron_core_on_h100(const Scenario& sc);
 /// Overlapped TP communication outside Megatron-Core is timed as Transformer Engine's userbuffers
 /// pipeline it: on torchtitan's Llama 3.1 70B (FSDP 32 x TP 8, 256 H100) AsyncTP measured this much
 /// more throughput than the blocking run, where Strata's overlap gives kTpOverlapStrataGainPercent.
