@@ -104,7 +104,8 @@ bool narrow_on_h100(const Scenario& sc) {
 
 bool wide_megatron_core_on_h100(const Scenario& sc) {
   return gpu_family(sc.hardware.gpu.model) == "H100" && static_cast<double>(sc.model.hidden_size) > kNarrowHidden &&
-         !sc.model.is_moe() && sc.training.precision != Precision::fp8 &&
+         !sc.model.is_moe() &&
+         (sc.training.precision == Precision::bf16 || sc.training.precision == Precision::fp16) &&
          sc.training.framework == Framework::megatron_core;
 }
 
