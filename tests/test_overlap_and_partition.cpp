@@ -40,11 +40,13 @@ std::vector<std::string> plus(std::vector<std::string> sets, std::initializer_li
 TEST_CASE("Framework presets set each overlap, and each is overridable on its own", "[framework]") {
   const Scenario core = test::load("gpt3-175b-64-h100");
   CHECK(core.training.behaviour.overlap_grad_reduce);
-  CHECK(core.training.behaviour.overlap_param_gather);
+  // Interleaved: the schedule waits for each chunk's gathers of the updated weights (param_sync_func).
+  CHECK_FALSE(core.training.behaviour.overlap_param_gather);
   CHECK_FALSE(core.training.behaviour.overlap_tp_comm);  // --tp-comm-overlap is opt-in
   CHECK(core.training.behaviour.overlap_p2p_comm);       // interleaved: Megatron-Bridge turns it on
   const Scenario one_f = test::load("gpt3-175b-64-h100", {"parallelism.schedule=1f1b", "parallelism.virtual_stages=1"});
   CHECK_FALSE(one_f.training.behaviour.overlap_p2p_comm);
+  CHECK(one_f.training.behaviour.overlap_param_gather);
   const Scenario old = test::load("gpt3-175b-64-h100", {"training.framework=megatron-lm-2021"});
   CHECK_FALSE(old.training.behaviour.overlap_grad_reduce);
   CHECK_FALSE(old.training.behaviour.overlap_param_gather);
@@ -53,10 +55,10 @@ TEST_CASE("Framework presets set each overlap, and each is overridable on its ow
   const Scenario ds = test::load("llama-3-8b-zero3-h100", {"training.framework=deepspeed"});
   CHECK(ds.training.behaviour.overlap_param_gather);
   const Scenario set = test::load("gpt3-175b-64-h100", {"training.overlap_tp_comm=true", "training.overlap_p2p_comm=false",
-                                                        "training.overlap_param_gather=false"});
+                                                        "training.overlap_param_gather=true"});
   CHECK(set.training.behaviour.overlap_tp_comm);
   CHECK_FALSE(set.training.behaviour.overlap_p2p_comm);
-  CHECK_FALSE(set.training.behaviour.overlap_param_gather);
+  CHECK(set.training.behaviour.overlap_param_gather);
   CHECK(set.training.behaviour.overlap_grad_reduce);
 }
 
@@ -91,6 +93,30 @@ TEST_CASE("Pipeline sends off the compute stream and parameter gathers without p
                                     << serial.simulation->throughput.iteration_time << " s");
   CHECK(serial.simulation->throughput.iteration_time > prefetched.simulation->throughput.iteration_time);
   CHECK(exposed(serial, TaskKind::param_gather) > exposed(prefetched, TaskKind::param_gather));
+}
+
+TEST_CASE("The distributed optimizer's updated weights are gathered beside the next forward when overlapped",
+          "[framework][simulation]") {
+  // Llama 3 8B on one DGX H100, ZeRO-1 over 8 replicas, 8 micro-batches each, Megatron-Core without
+  // pipelining: --overlap-param-gather dispatches each layer's gather as the forward reaches the one
+  // before, in the first micro-batch only; without it the step is followed by one gather of everything.
+  const std::vector<std::string> base = {"training.iterations=1", "parallelism.zero_stage=1",
+                                         "training.framework=megatron-core"};
+  const Scenario overlapped = test::load("llama-3-8b-zero3-h100", base);
+  REQUIRE(overlapped.training.behaviour.overlap_param_gather);  // the preset's, without interleaving
+  const RunResult in_forward = run(overlapped);
+  const RunResult after_step =
+      run(test::load("llama-3-8b-zero3-h100", plus(base, {"training.overlap_param_gather=false"})));
+  const double dp_forward = exposed(in_forward, TaskKind::dp_comm) + exposed(in_forward, TaskKind::param_gather);
+  const double dp_after = exposed(after_step, TaskKind::dp_comm) + exposed(after_step, TaskKind::param_gather);
+  INFO("exposed data-parallel traffic " << dp_after << " s after the step, " << dp_forward << " s in the forward; "
+                                        << "iteration " << after_step.simulation->throughput.iteration_time << " s -> "
+                                        << in_forward.simulation->throughput.iteration_time << " s");
+  CHECK(exposed(after_step, TaskKind::param_gather) == 0.0);
+  // One layer's gather is exposed ahead of the first compute; the rest runs beside it.
+  CHECK(exposed(in_forward, TaskKind::param_gather) > 0.0);
+  CHECK(dp_forward < 0.5 * dp_after);
+  CHECK(in_forward.simulation->throughput.iteration_time < after_step.simulation->throughput.iteration_time);
 }
 
 TEST_CASE("Balanced partition: contiguous chunks minimising the slowest", "[partition]") {

@@ -46,7 +46,7 @@ inline constexpr ValidatedBand kOffloadBand{5, -29.6, 28.4};
 /// larger batches), torchtitan's Float8 Llama 3.1
 /// 70B with and without AsyncTP. Optimistic most on the AsyncTP run (TP overlap, see below) and on
 /// narrow models in the older NeMo releases (GPT-3 5B next).
-inline constexpr ValidatedBand kFp8Band{19, -17.8, 11.6};
+inline constexpr ValidatedBand kFp8Band{19, -18.2, 11.6};
 /// GPUs run below their rated power (gpu.power_limit < gpu.tdp), whose SM clock comes from the f³
 /// power law (sustained_clock): torchtitan's runs on H100 at 500 W (Llama 3.1 8B eager and compiled,
 /// 70B Float8 with and without AsyncTP).
@@ -56,7 +56,7 @@ inline constexpr ValidatedBand kPowerLimitBand{6, -17.8, 0.8};
 /// 8B, torchtitan's Llama 3.1 8B, llm-foundry's MPT-7B): optimistic on all but one, most on the
 /// narrowest and the older releases. MoE models are kMoeBand's.
 inline constexpr double kNarrowHidden = 4096;
-inline constexpr ValidatedBand kNarrowH100Band{15, -16.9, 3.8};
+inline constexpr ValidatedBand kNarrowH100Band{15, -18.2, 3.8};
 /// Whether the scenario is in that regime.
 bool narrow_on_h100(const Scenario& sc);
 /// Wider dense models on H100 in 16 bits with the megatron-core preset (NVIDIA's dgxc NeMo 24.09 GPT-3

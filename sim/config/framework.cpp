@@ -80,14 +80,20 @@ FrameworkBehaviour preset(Framework f, const PresetInputs& in) {
               .overlap_p2p_comm = false, .attention = AttentionKernel::flash_attention_2,
               .grad_accumulation = GradAccumulation::add};
     // Megatron-Core with --overlap-grad-reduce and --overlap-param-gather, as NVIDIA's NeMo recipes
-    // run it; tp_comm_overlap stays off unless asked for (--tp-comm-overlap; the NeMo GPT-3 175B recipe
-    // asks, so its scenario sets training.overlap_tp_comm). overlap_p2p_comm: Megatron-Bridge turns
-    // it on with the interleaved schedule only (comm_overlap: vp > 1). Attention through Transformer
-    // Engine's cuDNN fused kernel. Its linears are Transformer Engine's, which under FP8 keep the
-    // FP8 copy of their input for the weight gradient (module/linear.py, layernorm_linear.py).
+    // run it. The distributed optimizer's gather of the updated weights then runs in the next
+    // forward, each bucket's beside the compute of the bucket before (forward pre-hooks,
+    // core_r0.8.0 distrib_optimizer.py), except under the interleaved schedule: there the schedule
+    // waits for each model chunk's whole gather ahead of the chunk's first forward, the first two
+    // chunks' before any compute (param_sync_func in pipeline_parallel/schedules.py), so the gather
+    // stays exposed as it is after the step. tp_comm_overlap stays off unless asked for
+    // (--tp-comm-overlap; the NeMo GPT-3 175B recipe asks, so its scenario sets
+    // training.overlap_tp_comm). overlap_p2p_comm: Megatron-Bridge turns it on with the interleaved
+    // schedule only (comm_overlap: vp > 1). Attention through Transformer Engine's cuDNN fused
+    // kernel. Its linears are Transformer Engine's, which under FP8 keep the FP8 copy of their
+    // input for the weight gradient (module/linear.py, layernorm_linear.py).
     case Framework::megatron_core:
-      return {.overlap_grad_reduce = true, .overlap_param_gather = true, .overlap_tp_comm = false,
-              .overlap_p2p_comm = in.interleaved, .async_tp_backward = true,
+      return {.overlap_grad_reduce = true, .overlap_param_gather = !in.interleaved,
+              .overlap_tp_comm = false, .overlap_p2p_comm = in.interleaved, .async_tp_backward = true,
               .attention = AttentionKernel::vendor_fused, .fp8_saves_quantized_inputs = true};
     // DeepSpeed's overlap_comm defaults to false, and to true under ZeRO-3 (DeepSpeed configuration
     // docs, zero_optimization.overlap_comm); ZeRO-3 prefetches parameters (stage3_prefetch_bucket_size
@@ -148,7 +154,9 @@ const std::vector<FrameworkDoc>& framework_docs() {
        "if flash attention is on",
        true},
       {Framework::megatron_core,
-       "Megatron-Core as NeMo runs it (default): gradient reduction and parameter gathers overlapped; pipeline "
+       "Megatron-Core as NeMo runs it (default): gradient reduction overlapped; the distributed optimizer's "
+       "parameter gathers in the next forward, each layer's beside the compute of the one before (with the "
+       "interleaved schedule exposed: it waits for each chunk's gathers before its first forward); pipeline "
        "sends asynchronous with the interleaved schedule only; the backward's column-parallel TP collectives "
        "asynchronous beside their GEMMs, the rest blocking unless training.overlap_tp_comm (--tp-comm-overlap); "
        "attention through the vendor's fused kernel (cuDNN via Transformer Engine); vocab-parallel cross-entropy "

@@ -121,7 +121,8 @@ const ParamTable kTraining = {
     {.key = "overlap_grad_reduce", .kind = ParamKind::boolean,
      .doc = "gradient reduction overlapped with the backward; default from the framework", .optional = true},
     {.key = "overlap_param_gather", .kind = ParamKind::boolean,
-     .doc = "ZeRO-3 parameter all-gathers prefetched ahead of their layer; default from the framework",
+     .doc = "parameter all-gathers ahead of their layer: ZeRO-3 prefetch; below ZeRO-3 the updated weights gathered "
+            "in the next forward, not after the step; default from the framework",
      .optional = true},
     {.key = "overlap_tp_comm", .kind = ParamKind::boolean,
      .doc = "TP all-gathers / reduce-scatters pipelined with the GEMMs (Megatron-Core tp_comm_overlap; needs "

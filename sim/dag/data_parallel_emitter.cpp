@@ -15,6 +15,21 @@ DataParallelEmitter::DataParallelEmitter(DagContext& ctx, const DataParallelPlan
 /// (ZeRO-Infinity). Returns what the compute that consumes them releases.
 std::vector<MemoryChange> DataParallelEmitter::param_gather(int stage, const DagContext::ChunkPos& pos,
                                                             const LayerWork& w, DagContext::Frontier& last) {
+  return gather_ahead(stage, pos, w, last, static_cast<std::size_t>(plan_.prefetch_layers), true);
+}
+
+/// Megatron-Core's distributed optimizer with --overlap-param-gather (core_r0.8.0
+/// optimizer/distrib_optimizer.py): the first bucket's all-gather is dispatched before the forward,
+/// each next one when the forward pre-hook waits for the one before, so a bucket's gather runs beside
+/// the compute of the bucket before it. Buckets are taken as layers; into the resident weights.
+void DataParallelEmitter::updated_gather(int stage, const DagContext::ChunkPos& pos, const LayerWork& w,
+                                         DagContext::Frontier& last) {
+  gather_ahead(stage, pos, w, last, 1, false);
+}
+
+std::vector<MemoryChange> DataParallelEmitter::gather_ahead(int stage, const DagContext::ChunkPos& pos,
+                                                            const LayerWork& w, DagContext::Frontier& last,
+                                                            std::size_t ahead, bool transient) {
   const RankLayout& layout = ctx_.layout();
   const std::size_t lanes = ctx_.num_lanes();
   const double full = w.params * plan_.states.weights;
@@ -25,7 +40,6 @@ std::vector<MemoryChange> DataParallelEmitter::param_gather(int stage, const Dag
   // history holds, per earlier gather, what had run when it was issued: waiting for the entry
   // `prefetch_layers` back lets this gather overlap that many layers of compute.
   auto& history = gather_history_[static_cast<std::size_t>(stage)];
-  const auto ahead = static_cast<std::size_t>(plan_.prefetch_layers);
   std::vector<TaskId> waits;
   if (!history.empty() && ahead > 0) waits = history[history.size() >= ahead ? history.size() - ahead : 0];
   // Not prefetched: the gather waits for everything the stage has issued, so it and the compute
@@ -49,8 +63,10 @@ std::vector<MemoryChange> DataParallelEmitter::param_gather(int stage, const Dag
       phases.push_back(expert_dp_collective(stage, Collective::all_gather, w.expert_params * plan_.states.weights, pos,
                                             TaskKind::param_gather, Stream::gather));
     for (const auto& g : gate) phases.front().deps.insert(phases.front().deps.end(), g.begin(), g.end());
-    phases.back().allocate.push_back({Tier::hbm, MemoryUse::workspace, full - shard});
-    release.push_back({Tier::hbm, MemoryUse::workspace, full - shard});
+    if (transient) {
+      phases.back().allocate.push_back({Tier::hbm, MemoryUse::workspace, full - shard});
+      release.push_back({Tier::hbm, MemoryUse::workspace, full - shard});
+    }
     TaskId done = 0;
     for (auto& task : phases) done = ctx_.dag().add(std::move(task));
     for (auto& g : gate) g = {done};

@@ -3,7 +3,8 @@
 /// Data parallelism and ZeRO across replicas: the gradient reduction of each layer (all-reduce, or
 /// reduce-scatter into shards under ZeRO / the distributed optimizer), the ZeRO-3 parameter gathers
 /// ahead of each layer's compute (with ZeRO-Infinity's fetch of offloaded shards), and the
-/// ZeRO-1/2 all-gather of the updated weights after the step. Collectives are hierarchical when
+/// ZeRO-1/2 / distributed-optimizer all-gather of the updated weights: after the step, or layer by
+/// layer in the next forward when the framework overlaps it. Collectives are hierarchical when
 /// whole replica groups share a node. Under expert parallelism the experts' gradients are reduced
 /// over their expert-data-parallel group, the dense ones over DP.
 
@@ -22,6 +23,9 @@ struct DataParallelPlan {
   std::int64_t zero_stage = 0;
   bool distributed_optimizer = false;
   std::int64_t prefetch_layers = 1;  ///< ZeRO-3 gathers run this many layers ahead
+  /// Below ZeRO-3, the updated weights are all-gathered in the next iteration's first forward, each
+  /// layer's one layer ahead of its compute, rather than after the step (training.overlap_param_gather).
+  bool overlap_updated_gather = false;
   Tier params_tier = Tier::none;     ///< where offloaded parameters live (ZeRO-Infinity)
   StateBytes states;
 };
@@ -40,8 +44,11 @@ class DataParallelEmitter {
   /// ZeRO-2/3 reduce-scatter every micro-batch into their gradient partitions; otherwise the
   /// accumulated gradients are reduced once, after the last micro-batch.
   bool partitioned_grads() const { return plan_.zero_stage >= 2; }
-  /// Sharded below ZeRO-3: each replica updates its shard and the weights are all-gathered after.
-  bool gathers_after_step() const { return sharded() && plan_.zero_stage < 3 && ctx_.layout().replicas() > 1; }
+  /// Sharded below ZeRO-3: each replica updates its shard and the weights are all-gathered after,
+  /// either as one collective behind the step or layer by layer in the next forward.
+  bool gathers_updated() const { return sharded() && plan_.zero_stage < 3 && ctx_.layout().replicas() > 1; }
+  bool gathers_updated_after_step() const { return gathers_updated() && !plan_.overlap_updated_gather; }
+  bool gathers_updated_in_forward() const { return gathers_updated() && plan_.overlap_updated_gather; }
 
   void new_iteration(int stages) { dp_tasks_.assign(static_cast<std::size_t>(stages), {}); }
   /// This iteration's gradient-reduction tasks of the stage, in order.
@@ -51,18 +58,25 @@ class DataParallelEmitter {
   /// that consumes them releases.
   std::vector<MemoryChange> param_gather(int stage, const DagContext::ChunkPos& pos, const LayerWork& w,
                                          DagContext::Frontier& last);
+  /// The layer's updated weights gathered before its first forward of the iteration, one layer
+  /// ahead (Megatron-Core --overlap-param-gather); joins the stage's frontier. The weights stay.
+  void updated_gather(int stage, const DagContext::ChunkPos& pos, const LayerWork& w, DagContext::Frontier& last);
   /// The layer's gradient reduction after `last`. Returns the reduction's last task.
   TaskId gradient_reduction(int stage, const DagContext::ChunkPos& pos, const LayerWork& w,
                             const DagContext::Frontier& last);
-  /// ZeRO-1/2 and the distributed optimizer: the updated weights all-gathered after the step
+  /// ZeRO-1/2 and the distributed optimizer, not overlapped: the updated weights all-gathered after the step
   /// (`step`, one task per lane); `done` becomes the gather. `expert_parameters`: the routed experts'
   /// part of `parameters`, gathered over the expert-DP group under EP.
   void gather_updated(int stage, double parameters, double expert_parameters, const std::vector<TaskId>& step,
                       DagContext::Frontier& done);
-  /// After the step: the next iteration's first ZeRO-3 gathers fetch the weights it will use.
+  /// After the step: the next iteration's first gathers fetch the weights it will use.
   void restart_gathers(int stage, const DagContext::Frontier& last);
 
  private:
+  /// A layer's weights gathered `ahead` layers before its compute; with `transient`, into a workspace
+  /// that the compute using them releases (returned).
+  std::vector<MemoryChange> gather_ahead(int stage, const DagContext::ChunkPos& pos, const LayerWork& w,
+                                         DagContext::Frontier& last, std::size_t ahead, bool transient);
   std::vector<Task> dp_collective(int stage, Collective c, double bytes, TaskKind kind,
                                   const DagContext::ChunkPos& pos, Stream stream = Stream::dp_comm);
   /// A flat ring over each lane's expert-data-parallel group (the dp/ep ranks holding its experts).

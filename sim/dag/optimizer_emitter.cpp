@@ -40,7 +40,7 @@ void OptimizerEmitter::step(int stage) {
     ids = offload_.host_optimizer(stage, tier, params, deps);
   }
   DagContext::Frontier done = DagContext::frontier_of(ids);
-  if (dp_.gathers_after_step()) dp_.gather_updated(stage, sm.parameters, sm.expert_parameters, ids, done);
+  if (dp_.gathers_updated_after_step()) dp_.gather_updated(stage, sm.parameters, sm.expert_parameters, ids, done);
   if (tier != Tier::none && plan_.delayed_update) {
     // DPU: the next iteration runs on the weights of the step before this one, so it waits only for
     // that step while this one overlaps it.
@@ -51,7 +51,7 @@ void OptimizerEmitter::step(int stage) {
   } else {
     last = done;
   }
-  // The next iteration's first ZeRO-3 gathers fetch the weights it will use.
+  // The next iteration's first gathers (ZeRO-3, or the overlapped updated weights) wait for this step.
   dp_.restart_gathers(stage, last);
 }
 

@@ -33,11 +33,15 @@ namespace {
 
 /// What the data-parallel emitter needs of the scenario.
 DataParallelPlan data_parallel_plan(const Scenario& sc) {
-  // Without the framework's prefetch (training.overlap_param_gather) a gather waits for the compute
-  // before it: none runs ahead.
-  return {sc.parallelism.zero_stage, sc.parallelism.distributed_optimizer,
-          sc.training.behaviour.overlap_param_gather ? sc.memory.offload.prefetch_layers : 0,
-          sc.memory.offload.params, state_bytes(sc.training)};
+  // Without the framework's prefetch (training.overlap_param_gather) a ZeRO-3 gather waits for the
+  // compute before it: none runs ahead; below ZeRO-3 the updated weights are gathered after the step.
+  const bool overlap = sc.training.behaviour.overlap_param_gather;
+  return {.zero_stage = sc.parallelism.zero_stage,
+          .distributed_optimizer = sc.parallelism.distributed_optimizer,
+          .prefetch_layers = overlap ? sc.memory.offload.prefetch_layers : 0,
+          .overlap_updated_gather = overlap,
+          .params_tier = sc.memory.offload.params,
+          .states = state_bytes(sc.training)};
 }
 
 /// The framework's TP overlap on this GPU: one slice per TP rank, and the GEMMs on the SMs the
@@ -180,7 +184,8 @@ class DagBuilder {
     }
   }
 
-  /// One unit of the schedule: per layer, in the unit's direction, the ZeRO-3 gather, the compute
+  /// One unit of the schedule: per layer, in the unit's direction, the ZeRO-3 gather (or, in the first
+  /// forward, the overlapped gather of the updated weights), the compute
   /// with the activation copies around it and its TP collectives, and backward the recomputation
   /// before and the gradient reduction and shard copy after; then the send to the next stage and
   /// the redundant forward.
@@ -198,7 +203,12 @@ class DagBuilder {
       const LayerWork& w = work_[static_cast<std::size_t>(layer)];
       const DagContext::ChunkPos pos{u.chunk, u.microbatch, layer};
       std::vector<MemoryChange> gathered_release;
-      if (dp_.gathers_params()) gathered_release = dp_.param_gather(stage, pos, w, last);
+      if (dp_.gathers_params()) {
+        gathered_release = dp_.param_gather(stage, pos, w, last);
+      } else if (u.forward && u.microbatch == 0 && dp_.gathers_updated_in_forward()) {
+        // The last step's updated weights, gathered as the iteration's first forward reaches them.
+        dp_.updated_gather(stage, pos, w, last);
+      }
       if (u.forward) {
         std::vector<MemoryChange> alloc = {{Tier::hbm, MemoryUse::activations, w.saved}};
         std::vector<MemoryChange> release = gathered_release;

@@ -226,7 +226,8 @@ std::vector<Metric> build_table() {
   add(one("scenario.overlap_grad_reduce", U::flag, P::always, "gradient reduction overlapped with the backward",
           [](auto& in) { return json(S(in).training.behaviour.overlap_grad_reduce); }));
   add(one("scenario.overlap_param_gather", U::flag, P::always,
-          "ZeRO-3 parameter all-gathers prefetched ahead of their layer (training.overlap_param_gather)",
+          "parameter all-gathers ahead of their layer: ZeRO-3 prefetch, or below ZeRO-3 the updated weights in the "
+          "next forward (training.overlap_param_gather)",
           [](auto& in) { return json(S(in).training.behaviour.overlap_param_gather); }));
   add(one("scenario.overlap_tp_comm", U::flag, P::always,
           "TP collectives pipelined with their GEMMs (training.overlap_tp_comm, Megatron-Core tp_comm_overlap)",
