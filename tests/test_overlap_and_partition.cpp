@@ -40,8 +40,9 @@ std::vector<std::string> plus(std::vector<std::string> sets, std::initializer_li
 TEST_CASE("Framework presets set each overlap, and each is overridable on its own", "[framework]") {
   const Scenario core = test::load("gpt3-175b-64-h100");
   CHECK(core.training.behaviour.overlap_grad_reduce);
-  // Interleaved: the schedule waits for each chunk's gathers of the updated weights (param_sync_func).
-  CHECK_FALSE(core.training.behaviour.overlap_param_gather);
+  // --overlap-param-gather, and under the interleaved schedule align_param_gather (core_r0.9.0's default).
+  CHECK(core.training.behaviour.overlap_param_gather);
+  CHECK(core.training.behaviour.align_param_gather);
   CHECK_FALSE(core.training.behaviour.overlap_tp_comm);  // --tp-comm-overlap is opt-in
   CHECK(core.training.behaviour.overlap_p2p_comm);       // interleaved: Megatron-Bridge turns it on
   const Scenario one_f = test::load("gpt3-175b-64-h100", {"parallelism.schedule=1f1b", "parallelism.virtual_stages=1"});
@@ -55,10 +56,12 @@ TEST_CASE("Framework presets set each overlap, and each is overridable on its ow
   const Scenario ds = test::load("llama-3-8b-zero3-h100", {"training.framework=deepspeed"});
   CHECK(ds.training.behaviour.overlap_param_gather);
   const Scenario set = test::load("gpt3-175b-64-h100", {"training.overlap_tp_comm=true", "training.overlap_p2p_comm=false",
-                                                        "training.overlap_param_gather=true"});
+                                                        "training.overlap_param_gather=false",
+                                                        "training.align_param_gather=false"});
   CHECK(set.training.behaviour.overlap_tp_comm);
   CHECK_FALSE(set.training.behaviour.overlap_p2p_comm);
-  CHECK(set.training.behaviour.overlap_param_gather);
+  CHECK_FALSE(set.training.behaviour.overlap_param_gather);
+  CHECK_FALSE(set.training.behaviour.align_param_gather);
   CHECK(set.training.behaviour.overlap_grad_reduce);
 }
 
@@ -103,20 +106,38 @@ TEST_CASE("The distributed optimizer's updated weights are gathered beside the n
   const std::vector<std::string> base = {"training.iterations=1", "parallelism.zero_stage=1",
                                          "training.framework=megatron-core"};
   const Scenario overlapped = test::load("llama-3-8b-zero3-h100", base);
-  REQUIRE(overlapped.training.behaviour.overlap_param_gather);  // the preset's, without interleaving
+  REQUIRE(overlapped.training.behaviour.overlap_param_gather);  // the preset's
   const RunResult in_forward = run(overlapped);
   const RunResult after_step =
       run(test::load("llama-3-8b-zero3-h100", plus(base, {"training.overlap_param_gather=false"})));
-  const double dp_forward = exposed(in_forward, TaskKind::dp_comm) + exposed(in_forward, TaskKind::param_gather);
-  const double dp_after = exposed(after_step, TaskKind::dp_comm) + exposed(after_step, TaskKind::param_gather);
+  // Both count the gather as the optimizer's data-parallel traffic, with the gradient reduction.
+  const double dp_forward = exposed(in_forward, TaskKind::dp_comm);
+  const double dp_after = exposed(after_step, TaskKind::dp_comm);
   INFO("exposed data-parallel traffic " << dp_after << " s after the step, " << dp_forward << " s in the forward; "
                                         << "iteration " << after_step.simulation->throughput.iteration_time << " s -> "
                                         << in_forward.simulation->throughput.iteration_time << " s");
-  CHECK(exposed(after_step, TaskKind::param_gather) == 0.0);
-  // One layer's gather is exposed ahead of the first compute; the rest runs beside it.
-  CHECK(exposed(in_forward, TaskKind::param_gather) > 0.0);
-  CHECK(dp_forward < 0.5 * dp_after);
+  CHECK(exposed(in_forward, TaskKind::param_gather) == 0.0);  // the ZeRO-3 column stays ZeRO-3's
+  CHECK(dp_forward < dp_after);
   CHECK(in_forward.simulation->throughput.iteration_time < after_step.simulation->throughput.iteration_time);
+
+  // Interleaved (Llama 3 70B on 64 H100, TP 8, PP 4 with 5 chunks per stage, DP 2): aligned to the
+  // model chunks, every gather is issued behind the step and none waits for the compute, so no
+  // chunk's first forward waits longer than when each gather is dispatched by the forward.
+  const std::vector<std::string> one = {"training.iterations=1"};
+  const Scenario aligned = test::load("llama-3-70b-h100-64", one);
+  REQUIRE(aligned.training.behaviour.overlap_param_gather);
+  REQUIRE(aligned.training.behaviour.align_param_gather);  // the preset's, core_r0.9.0's default
+  const double t_aligned = run(aligned).simulation->throughput.iteration_time;
+  const double t_paced =
+      run(test::load("llama-3-70b-h100-64", plus(one, {"training.align_param_gather=false"})))
+          .simulation->throughput.iteration_time;
+  const double t_exposed =
+      run(test::load("llama-3-70b-h100-64", plus(one, {"training.overlap_param_gather=false"})))
+          .simulation->throughput.iteration_time;
+  INFO("interleaved: aligned " << t_aligned << " s, paced by the forward " << t_paced << " s, after the step "
+                               << t_exposed << " s");
+  CHECK(t_aligned <= t_paced);
+  CHECK(t_aligned < t_exposed);
 }
 
 TEST_CASE("Balanced partition: contiguous chunks minimising the slowest", "[partition]") {
@@ -222,9 +243,10 @@ TEST_CASE("Model chunks without blocks: the embedding and the head alone on the 
   CHECK_THROWS(partition_from_counts({1, 0, 1, 1}, 2, 2));  // an empty chunk in the middle
 
   // The same work either way: the compute every GPU does, on average, is the model's whatever chunk
-  // holds the embedding and the head; the layout with them alone runs and keeps its counts.
+  // holds the embedding and the head; the layout with them alone runs and keeps its counts. The
+  // updated weights are gathered after the step, where no collective shares the GPU with the compute.
   const auto interleaved = plus(kPipelined8b, {"parallelism.schedule=interleaved", "parallelism.virtual_stages=2",
-                                               "training.global_batch_size=8"});
+                                               "training.global_batch_size=8", "training.overlap_param_gather=false"});
   const RunResult folded =
       run(test::load("llama-3-8b-zero3-h100", plus(interleaved, {"parallelism.pipeline_layers=[1,6,6,5,5,4,4,1]"})));
   const RunResult apart =

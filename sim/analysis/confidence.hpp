@@ -21,7 +21,7 @@ struct ValidatedBand {
 };
 /// Mixture-of-experts models (Mixtral 8x22B, Qwen2-57B-A14B, Grok-1, Qwen3-30B-A3B ×2, DeepSeek-V3 ×2;
 /// Megatron-Core on H100), in every precision: the FP8 and narrow-model bands below are dense runs'.
-inline constexpr ValidatedBand kMoeBand{7, -59.8, 6.3};
+inline constexpr ValidatedBand kMoeBand{7, -59.8, 5.4};
 /// A regime's band on one GPU family, with its mean absolute error in percent.
 struct GpuBand {
   const char* family;  ///< the GPU model's name up to its first '-' (gpu_family)
@@ -46,7 +46,7 @@ inline constexpr ValidatedBand kOffloadBand{5, -29.6, 28.4};
 /// larger batches), torchtitan's Float8 Llama 3.1
 /// 70B with and without AsyncTP. Optimistic most on the AsyncTP run (TP overlap, see below) and on
 /// narrow models in the older NeMo releases (GPT-3 5B next).
-inline constexpr ValidatedBand kFp8Band{19, -18.2, 11.6};
+inline constexpr ValidatedBand kFp8Band{19, -18.2, 10.1};
 /// GPUs run below their rated power (gpu.power_limit < gpu.tdp), whose SM clock comes from the f³
 /// power law (sustained_clock): torchtitan's runs on H100 at 500 W (Llama 3.1 8B eager and compiled,
 /// 70B Float8 with and without AsyncTP).
@@ -62,8 +62,8 @@ bool narrow_on_h100(const Scenario& sc);
 /// Wider dense models on H100 in 16 bits with the megatron-core preset (NVIDIA's dgxc NeMo 24.09 GPT-3
 /// 175B and Llama 3.1 70B and 405B, Megatron-LM's Megatron-Core r0.8.0 GPT 16B to 462B, its 177B
 /// strong-scaled over 96 to 4,608 GPUs): r0.8.0 the most optimistic where compute dominates, NeMo 24.09
-/// within 9 %.
-inline constexpr ValidatedBand kWideMegatronCoreH100Band{15, -17.4, 8.3};
+/// within 8 %.
+inline constexpr ValidatedBand kWideMegatronCoreH100Band{15, -17.4, 7.3};
 /// Whether the scenario is in that regime.
 bool wide_megatron_core_on_h100(const Scenario& sc);
 /// Overlapped TP communication outside Megatron-Core is timed as Transformer Engine's userbuffers

@@ -81,18 +81,19 @@ FrameworkBehaviour preset(Framework f, const PresetInputs& in) {
               .grad_accumulation = GradAccumulation::add};
     // Megatron-Core with --overlap-grad-reduce and --overlap-param-gather, as NVIDIA's NeMo recipes
     // run it. The distributed optimizer's gather of the updated weights then runs in the next
-    // forward, each bucket's beside the compute of the bucket before (forward pre-hooks,
-    // core_r0.8.0 distrib_optimizer.py), except under the interleaved schedule: there the schedule
-    // waits for each model chunk's whole gather ahead of the chunk's first forward, the first two
-    // chunks' before any compute (param_sync_func in pipeline_parallel/schedules.py), so the gather
-    // stays exposed as it is after the step. tp_comm_overlap stays off unless asked for
+    // forward: each bucket's dispatched by the forward pre-hook of the bucket before (core_r0.8.0
+    // distrib_optimizer.py), or under the interleaved schedule with align_param_gather (the CLI's
+    // default from core_r0.9.0; NeMo's MegatronCommOverlapCallback sets it with vp > 1) each model
+    // chunk's issued together ahead of the chunk (param_sync_func in pipeline_parallel/schedules.py).
+    // core_r0.8.0's equivalent, --delay-param-gather, is off by default: its runs set
+    // training.align_param_gather false. tp_comm_overlap stays off unless asked for
     // (--tp-comm-overlap; the NeMo GPT-3 175B recipe asks, so its scenario sets
     // training.overlap_tp_comm). overlap_p2p_comm: Megatron-Bridge turns it on with the interleaved
     // schedule only (comm_overlap: vp > 1). Attention through Transformer Engine's cuDNN fused
     // kernel. Its linears are Transformer Engine's, which under FP8 keep the FP8 copy of their
     // input for the weight gradient (module/linear.py, layernorm_linear.py).
     case Framework::megatron_core:
-      return {.overlap_grad_reduce = true, .overlap_param_gather = !in.interleaved,
+      return {.overlap_grad_reduce = true, .overlap_param_gather = true, .align_param_gather = true,
               .overlap_tp_comm = false, .overlap_p2p_comm = in.interleaved, .async_tp_backward = true,
               .attention = AttentionKernel::vendor_fused, .fp8_saves_quantized_inputs = true};
     // DeepSpeed's overlap_comm defaults to false, and to true under ZeRO-3 (DeepSpeed configuration
@@ -113,7 +114,9 @@ FrameworkBehaviour preset(Framework f, const PresetInputs& in) {
     }
     // FSDP's backward hooks reduce-scatter each unit's gradients while the backward goes on, and
     // backward_prefetch (default BACKWARD_PRE) issues the next unit's all-gather before the current
-    // unit's gradient computation; SDPA dispatches to FlashAttention-2.
+    // unit's gradient computation; SDPA dispatches to FlashAttention-2. Below ZeRO-3
+    // (SHARD_GRAD_OP) the weights resharded after the step are gathered at their first use in the next
+    // forward, each unit's issued while the one before computes (the CPU runs ahead of the GPU).
     // Its modules run eagerly, as torchtitan and transformers write them (no torch.compile).
     // Selective checkpointing is PyTorch's per-op one, as torchtitan applies it (every other matmul
     // rerun; torchtitan/distributed/activation_checkpoint.py).
@@ -156,7 +159,7 @@ const std::vector<FrameworkDoc>& framework_docs() {
       {Framework::megatron_core,
        "Megatron-Core as NeMo runs it (default): gradient reduction overlapped; the distributed optimizer's "
        "parameter gathers in the next forward, each layer's beside the compute of the one before (with the "
-       "interleaved schedule exposed: it waits for each chunk's gathers before its first forward); pipeline "
+       "interleaved schedule each chunk's issued together ahead of it: training.align_param_gather); pipeline "
        "sends asynchronous with the interleaved schedule only; the backward's column-parallel TP collectives "
        "asynchronous beside their GEMMs, the rest blocking unless training.overlap_tp_comm (--tp-comm-overlap); "
        "attention through the vendor's fused kernel (cuDNN via Transformer Engine); vocab-parallel cross-entropy "
@@ -173,7 +176,8 @@ const std::vector<FrameworkDoc>& framework_docs() {
        "models)",
        true},
       {Framework::pytorch_fsdp,
-       "PyTorch FSDP: gradient reduce-scatter overlapped with the backward, parameter all-gathers prefetched; "
+       "PyTorch FSDP: gradient reduce-scatter overlapped with the backward, parameter all-gathers prefetched (below "
+       "ZeRO-3, in the next forward, one unit ahead); "
        "TP collectives and pipeline sends blocking; FlashAttention-2 (SDPA); norms, activations and rotary "
        "embeddings eager, one kernel per tensor op (no torch.compile); selective recompute as torchtitan's "
        "per-op checkpointing (every other matmul rerun) on bias-free dense blocks with flash attention at TP 1; the loss's log-softmax beside the fp32 "

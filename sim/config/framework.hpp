@@ -92,8 +92,12 @@ struct FrameworkBehaviour {
   bool overlap_grad_reduce = true;
   /// ZeRO-3 / FSDP parameter all-gathers issued ahead of the layer that uses them (on their own
   /// stream); false: each gather starts when the previous layer's compute is done and the compute
-  /// waits for it.
+  /// waits for it. Below ZeRO-3, the updated weights gathered in the next forward, not after the step.
   bool overlap_param_gather = true;
+  /// Under the interleaved schedule, with overlap_param_gather below ZeRO-3: the updated weights'
+  /// gathers issued together ahead of each model chunk (Megatron-Core align_param_gather); false:
+  /// each dispatched as the forward reaches the layer before (its forward pre-hooks).
+  bool align_param_gather = false;
   /// Tensor-parallel all-gathers and reduce-scatters pipelined with the GEMMs they feed (Megatron-Core
   /// tp_comm_overlap through Transformer Engine's userbuffers); false: they block the compute stream.
   bool overlap_tp_comm = false;

@@ -124,6 +124,11 @@ const ParamTable kTraining = {
      .doc = "parameter all-gathers ahead of their layer: ZeRO-3 prefetch; below ZeRO-3 the updated weights gathered "
             "in the next forward, not after the step; default from the framework",
      .optional = true},
+    {.key = "align_param_gather", .kind = ParamKind::boolean,
+     .doc = "with the interleaved schedule and overlap_param_gather below ZeRO-3, each model chunk's gathers issued "
+            "together ahead of it (Megatron-Core align_param_gather; core_r0.8.0's --delay-param-gather); false: "
+            "each as the forward reaches the layer before; default from the framework",
+     .optional = true},
     {.key = "overlap_tp_comm", .kind = ParamKind::boolean,
      .doc = "TP all-gathers / reduce-scatters pipelined with the GEMMs (Megatron-Core tp_comm_overlap; needs "
             "sequence parallelism); default from the framework",
@@ -631,6 +636,7 @@ Scenario parse_scenario(const json& doc, const SourceMap& sources) {
                                            t.behaviour.attention);
   if (tr.has("overlap_grad_reduce")) t.behaviour.overlap_grad_reduce = tr.boolean("overlap_grad_reduce");
   if (tr.has("overlap_param_gather")) t.behaviour.overlap_param_gather = tr.boolean("overlap_param_gather");
+  if (tr.has("align_param_gather")) t.behaviour.align_param_gather = tr.boolean("align_param_gather");
   if (tr.has("overlap_p2p_comm")) t.behaviour.overlap_p2p_comm = tr.boolean("overlap_p2p_comm");
   if (tr.has("async_tp_backward")) t.behaviour.async_tp_backward = tr.boolean("async_tp_backward");
   if (tr.has("fused_elementwise")) t.behaviour.fused_elementwise = tr.boolean("fused_elementwise");

@@ -15,21 +15,26 @@ DataParallelEmitter::DataParallelEmitter(DagContext& ctx, const DataParallelPlan
 /// (ZeRO-Infinity). Returns what the compute that consumes them releases.
 std::vector<MemoryChange> DataParallelEmitter::param_gather(int stage, const DagContext::ChunkPos& pos,
                                                             const LayerWork& w, DagContext::Frontier& last) {
-  return gather_ahead(stage, pos, w, last, static_cast<std::size_t>(plan_.prefetch_layers), true);
+  return gather_ahead(stage, pos, w, last, static_cast<std::size_t>(plan_.prefetch_layers), true,
+                      TaskKind::param_gather);
 }
 
 /// Megatron-Core's distributed optimizer with --overlap-param-gather (core_r0.8.0
-/// optimizer/distrib_optimizer.py): the first bucket's all-gather is dispatched before the forward,
-/// each next one when the forward pre-hook waits for the one before, so a bucket's gather runs beside
-/// the compute of the bucket before it. Buckets are taken as layers; into the resident weights.
+/// optimizer/distrib_optimizer.py): the first bucket's all-gather is dispatched behind the step, each
+/// next one when the forward pre-hook waits for the one before, so a bucket's gather runs beside the
+/// compute of the bucket before it. With align_param_gather under the interleaved schedule the
+/// schedule issues each model chunk's gathers together ahead of the chunk (param_sync_func), so none
+/// waits for the compute. Buckets are taken as layers; into the resident weights. Data-parallel
+/// traffic of the optimizer, counted as the gather after the step is.
 void DataParallelEmitter::updated_gather(int stage, const DagContext::ChunkPos& pos, const LayerWork& w,
                                          DagContext::Frontier& last) {
-  gather_ahead(stage, pos, w, last, 1, false);
+  const bool issued = plan_.updated_gather == UpdatedGather::issued_at_step;
+  gather_ahead(stage, pos, w, last, issued ? kIssuedAtRestart : 1, false, TaskKind::dp_comm);
 }
 
 std::vector<MemoryChange> DataParallelEmitter::gather_ahead(int stage, const DagContext::ChunkPos& pos,
                                                             const LayerWork& w, DagContext::Frontier& last,
-                                                            std::size_t ahead, bool transient) {
+                                                            std::size_t ahead, bool transient, TaskKind kind) {
   const RankLayout& layout = ctx_.layout();
   const std::size_t lanes = ctx_.num_lanes();
   const double full = w.params * plan_.states.weights;
@@ -38,7 +43,8 @@ std::vector<MemoryChange> DataParallelEmitter::gather_ahead(int stage, const Dag
   const double shard =
       (layout.ep > 1 ? w.all_params * plan_.states.weights : full) / static_cast<double>(layout.replicas());
   // history holds, per earlier gather, what had run when it was issued: waiting for the entry
-  // `prefetch_layers` back lets this gather overlap that many layers of compute.
+  // `ahead` back lets this gather overlap that many layers of compute. Its first entry is what
+  // restart_gathers left: the step the iteration's gathers follow.
   auto& history = gather_history_[static_cast<std::size_t>(stage)];
   std::vector<TaskId> waits;
   if (!history.empty() && ahead > 0) waits = history[history.size() >= ahead ? history.size() - ahead : 0];
@@ -58,10 +64,10 @@ std::vector<MemoryChange> DataParallelEmitter::gather_ahead(int stage, const Dag
     const bool experts_apart = layout.ep > 1 && w.expert_params > 0.0;
     auto phases = dp_collective(stage, Collective::all_gather,
                                 experts_apart ? (w.params - w.expert_params) * plan_.states.weights : full,
-                                TaskKind::param_gather, pos, Stream::gather);
+                                kind, pos, Stream::gather);
     if (experts_apart && layout.expert_dp_size() > 1)
       phases.push_back(expert_dp_collective(stage, Collective::all_gather, w.expert_params * plan_.states.weights, pos,
-                                            TaskKind::param_gather, Stream::gather));
+                                            kind, Stream::gather));
     for (const auto& g : gate) phases.front().deps.insert(phases.front().deps.end(), g.begin(), g.end());
     if (transient) {
       phases.back().allocate.push_back({Tier::hbm, MemoryUse::workspace, full - shard});
@@ -71,10 +77,12 @@ std::vector<MemoryChange> DataParallelEmitter::gather_ahead(int stage, const Dag
     for (auto& task : phases) done = ctx_.dag().add(std::move(task));
     for (auto& g : gate) g = {done};
   }
-  std::vector<TaskId> issued;
-  for (const auto& l : last) issued.insert(issued.end(), l.begin(), l.end());
-  history.push_back(std::move(issued));
-  if (history.size() > std::max<std::size_t>(ahead, 1)) history.erase(history.begin());
+  if (ahead != kIssuedAtRestart) {
+    std::vector<TaskId> issued;
+    for (const auto& l : last) issued.insert(issued.end(), l.begin(), l.end());
+    history.push_back(std::move(issued));
+    if (history.size() > std::max<std::size_t>(ahead, 1)) history.erase(history.begin());
+  }
   for (std::size_t i = 0; i < lanes; ++i) last[i].insert(last[i].end(), gate[i].begin(), gate[i].end());
   return release;
 }

@@ -18,14 +18,27 @@
 
 namespace strata {
 
+/// When the distributed optimizer / ZeRO-1/2 all-gathers the weights each replica has updated.
+enum class UpdatedGather {
+  /// As one collective behind the step, before the next iteration's compute.
+  after_step,
+  /// Layer by layer in the next iteration's first forward, each layer's gather dispatched as the
+  /// forward reaches the layer before (Megatron-Core --overlap-param-gather, forward pre-hooks).
+  paced_by_forward,
+  /// All issued behind the step in the forward's order, each layer's first forward waiting for its
+  /// own: Megatron-Core's align_param_gather under the interleaved schedule, which issues the first
+  /// two model chunks' at the schedule's start and each later chunk's a few micro-batches ahead of it.
+  issued_at_step,
+};
+
 /// What the data-parallel emitter needs of the scenario.
 struct DataParallelPlan {
   std::int64_t zero_stage = 0;
   bool distributed_optimizer = false;
   std::int64_t prefetch_layers = 1;  ///< ZeRO-3 gathers run this many layers ahead
-  /// Below ZeRO-3, the updated weights are all-gathered in the next iteration's first forward, each
-  /// layer's one layer ahead of its compute, rather than after the step (training.overlap_param_gather).
-  bool overlap_updated_gather = false;
+  /// Below ZeRO-3: when the updated weights are gathered (training.overlap_param_gather,
+  /// align_param_gather).
+  UpdatedGather updated_gather = UpdatedGather::after_step;
   Tier params_tier = Tier::none;     ///< where offloaded parameters live (ZeRO-Infinity)
   StateBytes states;
 };
@@ -47,8 +60,12 @@ class DataParallelEmitter {
   /// Sharded below ZeRO-3: each replica updates its shard and the weights are all-gathered after,
   /// either as one collective behind the step or layer by layer in the next forward.
   bool gathers_updated() const { return sharded() && plan_.zero_stage < 3 && ctx_.layout().replicas() > 1; }
-  bool gathers_updated_after_step() const { return gathers_updated() && !plan_.overlap_updated_gather; }
-  bool gathers_updated_in_forward() const { return gathers_updated() && plan_.overlap_updated_gather; }
+  bool gathers_updated_after_step() const {
+    return gathers_updated() && plan_.updated_gather == UpdatedGather::after_step;
+  }
+  bool gathers_updated_in_forward() const {
+    return gathers_updated() && plan_.updated_gather != UpdatedGather::after_step;
+  }
 
   void new_iteration(int stages) { dp_tasks_.assign(static_cast<std::size_t>(stages), {}); }
   /// This iteration's gradient-reduction tasks of the stage, in order.
@@ -58,8 +75,8 @@ class DataParallelEmitter {
   /// that consumes them releases.
   std::vector<MemoryChange> param_gather(int stage, const DagContext::ChunkPos& pos, const LayerWork& w,
                                          DagContext::Frontier& last);
-  /// The layer's updated weights gathered before its first forward of the iteration, one layer
-  /// ahead (Megatron-Core --overlap-param-gather); joins the stage's frontier. The weights stay.
+  /// The layer's updated weights gathered before its first forward of the iteration, one layer ahead
+  /// or all issued at the step (plan's UpdatedGather); joins the stage's frontier. The weights stay.
   void updated_gather(int stage, const DagContext::ChunkPos& pos, const LayerWork& w, DagContext::Frontier& last);
   /// The layer's gradient reduction after `last`. Returns the reduction's last task.
   TaskId gradient_reduction(int stage, const DagContext::ChunkPos& pos, const LayerWork& w,
@@ -73,10 +90,13 @@ class DataParallelEmitter {
   void restart_gathers(int stage, const DagContext::Frontier& last);
 
  private:
-  /// A layer's weights gathered `ahead` layers before its compute; with `transient`, into a workspace
-  /// that the compute using them releases (returned).
+  /// A layer's weights gathered `ahead` layers before its compute (kIssuedAtRestart: gated only by
+  /// restart_gathers); with `transient`, into a workspace that the compute using them releases
+  /// (returned).
   std::vector<MemoryChange> gather_ahead(int stage, const DagContext::ChunkPos& pos, const LayerWork& w,
-                                         DagContext::Frontier& last, std::size_t ahead, bool transient);
+                                         DagContext::Frontier& last, std::size_t ahead, bool transient,
+                                         TaskKind kind);
+  static constexpr std::size_t kIssuedAtRestart = static_cast<std::size_t>(-1);
   std::vector<Task> dp_collective(int stage, Collective c, double bytes, TaskKind kind,
                                   const DagContext::ChunkPos& pos, Stream stream = Stream::dp_comm);
   /// A flat ring over each lane's expert-data-parallel group (the dp/ep ranks holding its experts).

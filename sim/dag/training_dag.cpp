@@ -35,11 +35,16 @@ namespace {
 DataParallelPlan data_parallel_plan(const Scenario& sc) {
   // Without the framework's prefetch (training.overlap_param_gather) a ZeRO-3 gather waits for the
   // compute before it: none runs ahead; below ZeRO-3 the updated weights are gathered after the step.
-  const bool overlap = sc.training.behaviour.overlap_param_gather;
+  // Megatron-Core aligns the gathers to model chunks only in the interleaved schedule.
+  const FrameworkBehaviour& b = sc.training.behaviour;
+  const bool interleaved = sc.parallelism.schedule == Schedule::interleaved && sc.parallelism.virtual_stages > 1;
+  const UpdatedGather updated = !b.overlap_param_gather                 ? UpdatedGather::after_step
+                                : interleaved && b.align_param_gather ? UpdatedGather::issued_at_step
+                                                                      : UpdatedGather::paced_by_forward;
   return {.zero_stage = sc.parallelism.zero_stage,
           .distributed_optimizer = sc.parallelism.distributed_optimizer,
-          .prefetch_layers = overlap ? sc.memory.offload.prefetch_layers : 0,
-          .overlap_updated_gather = overlap,
+          .prefetch_layers = b.overlap_param_gather ? sc.memory.offload.prefetch_layers : 0,
+          .updated_gather = updated,
           .params_tier = sc.memory.offload.params,
           .states = state_bytes(sc.training)};
 }

@@ -229,6 +229,10 @@ std::vector<Metric> build_table() {
           "parameter all-gathers ahead of their layer: ZeRO-3 prefetch, or below ZeRO-3 the updated weights in the "
           "next forward (training.overlap_param_gather)",
           [](auto& in) { return json(S(in).training.behaviour.overlap_param_gather); }));
+  add(one("scenario.align_param_gather", U::flag, P::always,
+          "with the interleaved schedule, each model chunk's gathers of the updated weights issued together ahead of "
+          "it (training.align_param_gather)",
+          [](auto& in) { return json(S(in).training.behaviour.align_param_gather); }));
   add(one("scenario.overlap_tp_comm", U::flag, P::always,
           "TP collectives pipelined with their GEMMs (training.overlap_tp_comm, Megatron-Core tp_comm_overlap)",
           [](auto& in) { return json(S(in).training.behaviour.overlap_tp_comm); }));
