@@ -83,18 +83,20 @@ FrameworkBehaviour preset(Framework f, const PresetInputs& in) {
     // run it. The distributed optimizer's gather of the updated weights then runs in the next
     // forward: each bucket's dispatched by the forward pre-hook of the bucket before (core_r0.8.0
     // distrib_optimizer.py), or under the interleaved schedule with align_param_gather (the CLI's
-    // default from core_r0.9.0; NeMo's MegatronCommOverlapCallback sets it with vp > 1) each model
-    // chunk's issued together ahead of the chunk (param_sync_func in pipeline_parallel/schedules.py).
-    // core_r0.8.0's equivalent, --delay-param-gather, is off by default: its runs set
-    // training.align_param_gather false. tp_comm_overlap stays off unless asked for
+    // default from core_r0.9.0; NeMo's MegatronCommOverlapCallback sets it with vp > 1, and NeMo
+    // 1's distributed Adam issues the same way) each model chunk's issued together ahead of the
+    // chunk (param_sync_func in pipeline_parallel/schedules.py). core_r0.8.0 has no such flag (its
+    // --delay-param-gather, off by default, instead waits for each chunk's gathers ahead of it):
+    // its runs set training.align_param_gather false. tp_comm_overlap stays off unless asked for
     // (--tp-comm-overlap; the NeMo GPT-3 175B recipe asks, so its scenario sets
     // training.overlap_tp_comm). overlap_p2p_comm: Megatron-Bridge turns it on with the interleaved
     // schedule only (comm_overlap: vp > 1). Attention through Transformer Engine's cuDNN fused
     // kernel. Its linears are Transformer Engine's, which under FP8 keep the FP8 copy of their
     // input for the weight gradient (module/linear.py, layernorm_linear.py).
     case Framework::megatron_core:
-      return {.overlap_grad_reduce = true, .overlap_param_gather = true, .align_param_gather = true,
-              .overlap_tp_comm = false, .overlap_p2p_comm = in.interleaved, .async_tp_backward = true,
+      return {.overlap_grad_reduce = true, .overlap_param_gather = true,
+              .align_param_gather = true, .overlap_tp_comm = false, .overlap_p2p_comm = in.interleaved,
+              .async_tp_backward = true,
               .attention = AttentionKernel::vendor_fused, .fp8_saves_quantized_inputs = true};
     // DeepSpeed's overlap_comm defaults to false, and to true under ZeRO-3 (DeepSpeed configuration
     // docs, zero_optimization.overlap_comm); ZeRO-3 prefetches parameters (stage3_prefetch_bucket_size

@@ -126,7 +126,7 @@ const ParamTable kTraining = {
      .optional = true},
     {.key = "align_param_gather", .kind = ParamKind::boolean,
      .doc = "with the interleaved schedule and overlap_param_gather below ZeRO-3, each model chunk's gathers issued "
-            "together ahead of it (Megatron-Core align_param_gather; core_r0.8.0's --delay-param-gather); false: "
+            "together ahead of it (Megatron-Core align_param_gather, from core_r0.9.0; NeMo 1's distributed Adam); false: "
             "each as the forward reaches the layer before; default from the framework",
      .optional = true},
     {.key = "overlap_tp_comm", .kind = ParamKind::boolean,
