@@ -124,16 +124,16 @@ TEST_CASE("The distributed optimizer's updated weights are gathered beside the n
   // model chunks, every gather is issued behind the step and none waits for the compute, so the
   // chunks' first forwards wait less than when each gather is dispatched by the forward. Two
   // iterations: the second's gathers follow the first's step.
-  const std::vector<std::string> one = {"training.iterations=2"};
-  const Scenario aligned = test::load("llama-3-70b-h100-64", one);
+  const std::vector<std::string> two_iterations = {"training.iterations=2"};
+  const Scenario aligned = test::load("llama-3-70b-h100-64", two_iterations);
   REQUIRE(aligned.training.behaviour.overlap_param_gather);
   REQUIRE(aligned.training.behaviour.align_param_gather);  // the preset's, core_r0.9.0's default
   const double t_aligned = run(aligned).simulation->throughput.iteration_time;
   const double t_paced =
-      run(test::load("llama-3-70b-h100-64", plus(one, {"training.align_param_gather=false"})))
+      run(test::load("llama-3-70b-h100-64", plus(two_iterations, {"training.align_param_gather=false"})))
           .simulation->throughput.iteration_time;
   const double t_exposed =
-      run(test::load("llama-3-70b-h100-64", plus(one, {"training.overlap_param_gather=false"})))
+      run(test::load("llama-3-70b-h100-64", plus(two_iterations, {"training.overlap_param_gather=false"})))
           .simulation->throughput.iteration_time;
   INFO("interleaved: aligned " << t_aligned << " s, paced by the forward " << t_paced << " s, after the step "
                                << t_exposed << " s");
