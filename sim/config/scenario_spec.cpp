@@ -624,7 +624,7 @@ Scenario parse_scenario(const json& doc, const SourceMap& sources) {
   sc.memory.offload.gpudirect = off.boolean("gpudirect");
   // The framework preset, then the scenario's own overrides of it.
   t.behaviour = preset(t.framework, {.zero_stage = p.zero_stage,
-                                     .interleaved = p.schedule == Schedule::interleaved && p.virtual_stages > 1,
+                                     .interleaved = p.interleaved(),
                                      .bf16 = t.precision == Precision::bf16,
                                      .fp32_gradients = t.grad_precision == Precision::fp32,
                                      .optimizer_offloaded = sc.memory.offload.optimizer != Tier::none,

@@ -95,6 +95,8 @@ struct ParallelismSpec {
   std::int64_t expert_tp() const { return etp > 0 ? etp : tp; }
   /// Expert parallelism folded over TP, CP and DP with whole experts (etp 1 where tp > 1).
   bool experts_folded() const { return ep > 1 && expert_tp() != tp; }
+  /// The interleaved schedule with more than one model chunk per stage.
+  bool interleaved() const { return schedule == Schedule::interleaved && virtual_stages > 1; }
 };
 
 struct OffloadSpec {

@@ -37,10 +37,9 @@ DataParallelPlan data_parallel_plan(const Scenario& sc) {
   // compute before it: none runs ahead; below ZeRO-3 the updated weights are gathered after the step.
   // Megatron-Core aligns the gathers to model chunks only in the interleaved schedule.
   const FrameworkBehaviour& b = sc.training.behaviour;
-  const bool interleaved = sc.parallelism.schedule == Schedule::interleaved && sc.parallelism.virtual_stages > 1;
-  const UpdatedGather updated = !b.overlap_param_gather                 ? UpdatedGather::after_step
-                                : interleaved && b.align_param_gather ? UpdatedGather::issued_at_step
-                                                                      : UpdatedGather::paced_by_forward;
+  const UpdatedGather updated = !b.overlap_param_gather                              ? UpdatedGather::after_step
+                                : sc.parallelism.interleaved() && b.align_param_gather ? UpdatedGather::issued_at_step
+                                                                                       : UpdatedGather::paced_by_forward;
   return {.zero_stage = sc.parallelism.zero_stage,
           .distributed_optimizer = sc.parallelism.distributed_optimizer,
           .prefetch_layers = b.overlap_param_gather ? sc.memory.offload.prefetch_layers : 0,
