@@ -74,7 +74,8 @@ double value(Metric m, const CheckpointResult& c) {
 /// every NIC in Strata is (the 1T scenario's profile, dgx-h100, is every mlperf-storage scenario's).
 std::string store_at_line_rate(int ports, double gbit_per_s) {
   const Scenario sc = test::load("mlperf-storage-llama3-1t");
-  return fmt::format("hardware.object_store.bandwidth=\"{:.0f} B/s\"", ports * gbit_per_s * 1e9 / 8 * sc.hardware.efficiency.network);
+  const double line_rate = ports * gbit_per_s * 1e9 / 8;
+  return fmt::format("hardware.object_store.bandwidth=\"{:.0f} B/s\"", line_rate * sc.hardware.efficiency.network);
 }
 
 /// Azure Managed Lustre's throughput rating: MB/s per TiB provisioned, the SKU's maximum throughput
@@ -99,7 +100,8 @@ std::vector<Row> rows() {
   const std::string tta = "MLPerf Storage v3.0, TTA (seahorse-storage)";
   const std::string azure = "MLPerf Storage v3.0, Azure (Managed Lustre)";
   auto azure_config = [](int tib) {
-    return fmt::format("AMLFS Durable Premium-125, {} TiB (rated {:.0f} GB/s); sync write with fsync", tib, tib * 0.125);
+    return fmt::format("AMLFS Durable Premium-125, {} TiB (rated {:.0f} GB/s); sync write with fsync", tib,
+                       tib * 0.125);
   };
   const std::string azure_per_rank =
       "the two smaller file systems ran at 71-83 % of their rating: per rank 1.77-1.79 GB/s writing and 1.98-2.07 "
@@ -259,4 +261,25 @@ TEST_CASE("Measured checkpoint saves and loads are reproduced within 15 % (docs/
                                             "# Validation\n\n## Measured checkpoints\n\n");
   INFO("docs/validation.md's checkpoints region differed from the generated table; it has been rewritten: commit it");
   CHECK_FALSE(changed);
+}
+
+TEST_CASE("A checkpoint that reaches the object store says its time follows the store's bandwidth",
+          "[validation][checkpoint][confidence]") {
+  const auto warnings = [](const std::vector<std::string>& sets,
+                           const std::string& scenario = "mlperf-storage-llama3-8b") {
+    const RunResult r = run_scenario(test::load(scenario, sets), {ExecutorKind::list, true, false});
+    std::string all;
+    for (const auto& w : r.confidence.warnings) all += w + "\n";
+    INFO(all);
+    return all;
+  };
+  const std::string line = "checkpoint times follow hardware.object_store.bandwidth";
+  const std::string to_store = warnings({"hardware.object_store.bandwidth=\"20 GB/s\""});
+  CHECK(to_store.find(line + " (20 GB/s here)") != std::string::npos);
+  CHECK(to_store.find(fmt::format("came out {:.0f} % shorter to {:.0f} % longer than the {} MLPerf Storage runs",
+                                  -kCheckpointStoreBand.low_percent, kCheckpointStoreBand.high_percent,
+                                  kCheckpointStoreBand.runs)) != std::string::npos);
+  // Kept on the node's SSDs, or not checkpointed: the store decides nothing.
+  CHECK(warnings({"checkpoint.tiers=[\"local_ssd\"]"}).find(line) == std::string::npos);
+  CHECK(warnings({}, "llama-3-8b-zero3-h100").find(line) == std::string::npos);
 }

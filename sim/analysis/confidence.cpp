@@ -222,13 +222,14 @@ Confidence assess_confidence(const Scenario& sc, const RunResult& r) {
     c.warnings.push_back(fmt::format("FlashAttention in Triton is not measured on {}: timed at FlashAttention-2's "
                                      "rates (on A100 it runs at about half of them: docs/references.md)",
                                      sc.hardware.gpu.model));
-  // A checkpoint through the object store takes as long as its bandwidth says: that input decides the answer.
+  // A checkpoint through the object store takes as long as its bandwidth says: that input decides it.
   const auto& tiers = sc.checkpoint.tiers;
   if (r.checkpoint && std::find(tiers.begin(), tiers.end(), Tier::object_store) != tiers.end())
     c.warnings.push_back(fmt::format(
         "checkpoint times follow hardware.object_store.bandwidth ({:.0f} GB/s here): given the stated or rated "
         "bandwidth of their stores, Strata's saves and loads came out {:.0f} % shorter to {:.0f} % longer than the "
-        "{} MLPerf Storage runs it reproduces (docs/validation.md); set your store's sustained rate, not its line rate",
+        "{} MLPerf Storage runs it reproduces (docs/validation.md); set your store's sustained rate, not its "
+        "line rate",
         sc.hardware.object_store.bandwidth.value / 1e9, -kCheckpointStoreBand.low_percent,
         kCheckpointStoreBand.high_percent, kCheckpointStoreBand.runs));
   warn_moe_and_long_context(sc, c.warnings);
