@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "sim/core/units.hpp"
 #include "sim/dag/training_dag.hpp"
 
 namespace strata {
@@ -226,11 +227,12 @@ Confidence assess_confidence(const Scenario& sc, const RunResult& r) {
   const auto& tiers = sc.checkpoint.tiers;
   if (r.checkpoint && std::find(tiers.begin(), tiers.end(), Tier::object_store) != tiers.end())
     c.warnings.push_back(fmt::format(
-        "checkpoint times follow hardware.object_store.bandwidth ({:.0f} GB/s here): given the stated or rated "
+        "checkpoint times follow hardware.object_store.bandwidth ({} here): given the stated or rated "
         "bandwidth of their stores, Strata's saves and loads came out {:.0f} % shorter to {:.0f} % longer than the "
         "{} MLPerf Storage runs it reproduces (docs/validation.md); set your store's sustained rate, not its "
         "line rate",
-        sc.hardware.object_store.bandwidth.value / 1e9, -kCheckpointStoreBand.low_percent,
+        format_quantity(sc.hardware.object_store.bandwidth.value, Dimension::bytes_per_second),
+        -kCheckpointStoreBand.low_percent,
         kCheckpointStoreBand.high_percent, kCheckpointStoreBand.runs));
   warn_moe_and_long_context(sc, c.warnings);
   warn_rail_aligned_data_parallel(sc, r, c.warnings);
