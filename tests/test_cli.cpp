@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <fstream>
 #include <map>
+#include <sstream>
 #include <sys/wait.h>
 
 #include "sim/core/units.hpp"
@@ -56,6 +57,13 @@ TEST_CASE("The summary table fits in 100 columns", "[cli]") {
     }
     INFO(name);
     CHECK(widest <= 100);
+    // The wrap keeps a number with its percent sign: no continuation line starts with "%".
+    std::istringstream lines(r.out);
+    for (std::string line; std::getline(lines, line);) {
+      const std::size_t first = line.find_first_not_of(' ');
+      INFO(line);
+      CHECK_FALSE((first != std::string::npos && line[first] == '%'));
+    }
   }
 }
 

@@ -286,3 +286,36 @@ TEST_CASE("A checkpoint that reaches the object store says its time follows the 
   CHECK(warnings({"checkpoint.tiers=[\"local_ssd\"]"}).find(line) == std::string::npos);
   CHECK(warnings({}, "llama-3-8b-zero3-h100").find(line) == std::string::npos);
 }
+
+TEST_CASE("A run through the profiles' placeholder object store says so until the user states the store",
+          "[validation][checkpoint][confidence]") {
+  const auto run = [](const std::string& scenario, const std::vector<std::string>& sets = {}) {
+    const RunResult r = run_scenario(test::load(scenario, sets), {ExecutorKind::list, true, false});
+    std::string all;
+    for (const auto& w : r.confidence.warnings) all += w + "\n";
+    return std::pair{r.confidence.store_placeholder, all};
+  };
+  const std::string line = "through the profile's placeholder object store (100 GB/s, no real store's figure)";
+  // The shipped profile's store, a checkpoint going through it.
+  const auto [shipped, shipped_warnings] = run("mlperf-storage-llama3-8b");
+  INFO(shipped_warnings);
+  CHECK(shipped);
+  CHECK(shipped_warnings.find("checkpoints go " + line) != std::string::npos);
+  // Stated with --set, as a rate or as the whole store: the user's store, no placeholder.
+  const auto [stated, stated_warnings] =
+      run("mlperf-storage-llama3-8b", {"hardware.object_store.bandwidth=\"20 GB/s\""});
+  CHECK_FALSE(stated);
+  CHECK(stated_warnings.find("placeholder") == std::string::npos);
+  const auto [whole, whole_warnings] =
+      run("mlperf-storage-llama3-8b",
+          {R"(hardware.object_store={"bandwidth": "20 GB/s", "latency": "1 ms", "source": "the user's store"})"});
+  CHECK_FALSE(whole);
+  CHECK(whole_warnings.find("placeholder") == std::string::npos);
+  // Setting only the latency leaves the bandwidth, which decides the time, a placeholder.
+  CHECK(run("mlperf-storage-llama3-8b", {"hardware.object_store.latency=\"1 ms\""}).first);
+  // Checkpoints and training data both from the store; neither of them.
+  CHECK(run("llama-3-70b-h100-cxl-sync").second.find("checkpoints and training data go " + line) != std::string::npos);
+  const auto [kept_local, local_warnings] = run("mlperf-storage-llama3-8b", {"checkpoint.tiers=[\"local_ssd\"]"});
+  CHECK(kept_local);  // the profile's store is still a placeholder, but nothing went through it
+  CHECK(local_warnings.find("placeholder") == std::string::npos);
+}

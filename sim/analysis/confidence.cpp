@@ -115,6 +115,7 @@ Confidence assess_confidence(const Scenario& sc, const RunResult& r) {
   Confidence c;
   const KernelSpec& k = sc.hardware.kernels;
   c.kernel_tables = k.present;
+  c.store_placeholder = sc.hardware.object_store.placeholder;
   c.validated_gpu = k.present && k.validated;
   for (const auto& f : framework_docs())
     if (f.framework == sc.training.framework) c.validated_framework = f.validated;
@@ -225,7 +226,19 @@ Confidence assess_confidence(const Scenario& sc, const RunResult& r) {
                                      sc.hardware.gpu.model));
   // A checkpoint through the object store takes as long as its bandwidth says: that input decides it.
   const auto& tiers = sc.checkpoint.tiers;
-  if (r.checkpoint && std::find(tiers.begin(), tiers.end(), Tier::object_store) != tiers.end())
+  const bool through_store = std::find(tiers.begin(), tiers.end(), Tier::object_store) != tiers.end();
+  const bool checkpoint_in_store = r.checkpoint && through_store;
+  const bool data_from_store = r.data && sc.data.tier == Tier::object_store;
+  // The shipped profiles' store is no store at all: an answer that goes through it is an illustration.
+  if (c.store_placeholder && (checkpoint_in_store || data_from_store))
+    c.warnings.push_back(fmt::format(
+        "{} through the profile's placeholder object store ({}, no real store's figure): state yours with "
+        "--set hardware.object_store.bandwidth=RATE",
+        checkpoint_in_store && data_from_store ? "checkpoints and training data go"
+        : checkpoint_in_store                  ? "checkpoints go"
+                                               : "training data is read",
+        format_quantity(sc.hardware.object_store.bandwidth.value, Dimension::bytes_per_second)));
+  if (checkpoint_in_store)
     c.warnings.push_back(fmt::format(
         "checkpoint times follow hardware.object_store.bandwidth ({} here): given the stated or rated "
         "bandwidth of their stores, Strata's saves and loads came out {:.0f} % shorter to {:.0f} % longer than the "

@@ -128,6 +128,7 @@ struct Confidence {
   bool kernel_tables = false;  ///< the profile has a `kernels` section (else a roofline)
   bool validated_gpu = false;
   bool validated_framework = false;
+  bool store_placeholder = false;  ///< hardware.object_store.bandwidth is the profile's placeholder
   std::vector<std::string> warnings;
 };
 

@@ -205,6 +205,10 @@ const ParamTable kObjectStore = {
     {.key = "redundancy", .kind = ParamKind::string, .default_value = "none",
      .doc = "how written bytes are protected: none, replication:N (N copies) or ec:K+M (erasure coding); "
             "writes consume bandwidth x N or x (K+M)/K"},
+    {.key = "placeholder", .kind = ParamKind::boolean, .default_value = false,
+     .doc = "the bandwidth and latency are a placeholder, not a figure of any real store (the shipped profiles'): "
+            "reports say so while checkpoints or training data go through the store, until a --set of "
+            "hardware.object_store.bandwidth states yours"},
     kSource,
 };
 
@@ -387,6 +391,8 @@ HardwareSpec parse_hardware(const json& doc, const std::string& pointer, Diagnos
     store.error("redundancy", fmt::format("'{}' is not a redundancy scheme (expected none, replication:N with N >= 1 "
                                           "or ec:K+M with K >= 1, M >= 0)", redundancy));
   h.object_store.redundancy = redundancy;
+  // A bandwidth given with --set (or a sweep axis) is the user's statement of their store.
+  h.object_store.placeholder = store.boolean("placeholder") && !store.overridden("bandwidth");
   store.string("source");
 
   if (top.has("memory_overheads")) {

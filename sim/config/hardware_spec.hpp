@@ -73,6 +73,9 @@ struct ObjectStoreSpec {
   std::int64_t max_in_flight = 1;  ///< outstanding requests per client: latency is paid per round
   std::string redundancy = "none";
   double write_amplification = 1.0;  ///< backend bytes per byte written (replicas, or (k+m)/k)
+  /// The bandwidth is the profile's placeholder, not any store's stated or measured rate (the shipped
+  /// profiles' 100 GB/s); false once the scenario sets hardware.object_store.bandwidth itself.
+  bool placeholder = false;
 
   /// What one client can move with max_in_flight requests of request_size outstanding, each taking
   /// the latency (Little's law); infinite without latency.

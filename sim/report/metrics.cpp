@@ -272,6 +272,10 @@ std::vector<Metric> build_table() {
   add(one("calibration.validated_framework", U::flag, P::always,
           "the framework preset has measured runs in docs/validation.md",
           [](auto& in) { return json(R(in).confidence.validated_framework); }));
+  add(one("calibration.store_placeholder", U::flag, P::always,
+          "hardware.object_store.bandwidth is the profile's placeholder (hardware.object_store.placeholder), "
+          "not a stated store: checkpoint times through the store are then illustrations",
+          [](auto& in) { return json(R(in).confidence.store_placeholder); }));
   add(one("warnings", U::list, P::always,
           "one line per reason to doubt the answer: no kernel tables, a GPU, framework or size outside the validated "
           "range, an MFU above any published on the GPU",

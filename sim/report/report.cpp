@@ -61,8 +61,14 @@ std::string labelled_paragraph(const std::string& label, const std::string& text
   while (start < text.size()) {
     std::size_t end = text.find(' ', start);
     if (end == std::string::npos) end = text.size();
-    const std::string word = text.substr(start, end - start);
+    std::string word = text.substr(start, end - start);
     start = end + 1;
+    // A number keeps its percent sign: "31 %" never breaks before the sign.
+    while (start < text.size() && text[start] == '%') {
+      end = std::min(text.find(' ', start), text.size());
+      word += ' ' + text.substr(start, end - start);
+      start = end + 1;
+    }
     if (word.empty()) continue;
     if (!first_word && column + 1 + word.size() > width) {
       out += "\n" + indent;
