@@ -110,6 +110,67 @@ TEST_CASE("Two flows on one link each take twice as long, in the DES and in scre
   CHECK(run_contention_free(dag, costs).makespan() == Approx(alone).epsilon(1e-9));
 }
 
+TEST_CASE("A send between two GPUs of a node moves at efficiency.nvlink_p2p, a cap per pair of GPUs, in both "
+          "executors",
+          "[analytic][simulation]") {
+  // NCCL drives one peer with fewer channels than a collective: on A100 its send/recv reaches 195 GB/s
+  // where collectives reach 228 over the same links (docs/references.md, NCCL collectives).
+  const HardwareSpec hw = a100(8);
+  REQUIRE(hw.efficiency.nvlink_p2p < hw.efficiency.nvlink);
+  const double bytes = 2.0e9, cap = hw.nvlink_bandwidth.value * hw.efficiency.nvlink_p2p,
+               link = hw.nvlink_bandwidth.value * hw.efficiency.nvlink;
+  auto send = [](TaskKind kind, std::int64_t from, std::int64_t to, double b) {
+    Task t;
+    t.kind = kind;
+    t.stream = kind == TaskKind::pp_transfer ? Stream::p2p
+               : kind == TaskKind::cp_comm   ? Stream::cp_comm
+                                             : Stream::dp_comm;
+    t.ranks = {from};
+    t.latency_steps = 0;
+    t.flows = {{Device::gpu(from), Device::gpu(to), b, false}};
+    return t;
+  };
+  auto dag_of = [](std::vector<Task> tasks) {
+    TaskDag dag;
+    for (auto& t : tasks) dag.add(std::move(t));
+    for (std::int64_t r = 0; r < 8; ++r) {
+      dag.resident[r] = {};
+      dag.represents[r] = 1;
+    }
+    return dag;
+  };
+  for (bool des : {false, true}) {
+    INFO((des ? "DES" : "screening"));
+    // Alone: a pipeline send and a context-parallel ring step at the cap, a collective's flow at the
+    // link's rate.
+    auto alone = [&](TaskKind kind) { return makespan(dag_of({send(kind, 0, 1, bytes)}), hw, 8, des); };
+    CHECK(alone(TaskKind::pp_transfer) == Approx(bytes / cap).epsilon(1e-6));
+    CHECK(alone(TaskKind::cp_comm) == Approx(bytes / cap).epsilon(1e-6));
+    CHECK(alone(TaskKind::dp_comm) == Approx(bytes / link).epsilon(1e-6));
+    // Two sends at once from one GPU to two peers (a pipeline send beside a ring step): each peer has
+    // its own channels, so they share the GPU's NVLink (half of 228 GB/s each, below the cap), not
+    // one cap between them.
+    const TaskDag two = dag_of({send(TaskKind::pp_transfer, 0, 1, bytes), send(TaskKind::cp_comm, 0, 2, bytes)});
+    CHECK(makespan(two, hw, 8, des) == Approx(2 * bytes / link).epsilon(1e-6));
+  }
+  // Across nodes the NIC bounds a send, not the cap.
+  const HardwareSpec two_nodes = a100(1);
+  const double nic = test::hop_bandwidth(two_nodes, true);
+  TaskDag across;
+  across.add(send(TaskKind::pp_transfer, 0, 1, bytes));
+  for (std::int64_t r : {0, 1}) {
+    across.resident[r] = {};
+    across.represents[r] = 1;
+  }
+  across.tasks[0].flows[0].remote = true;
+  CHECK(makespan(across, two_nodes, 2, true) == Approx(bytes / nic).epsilon(1e-6));
+  // Contention-free, the cap is the send's rate.
+  const PlatformLayout layout(hw, 8);
+  const TaskDag one = dag_of({send(TaskKind::pp_transfer, 0, 1, bytes)});
+  const TaskCosts costs(hw, Precision::bf16, layout, one);
+  CHECK(run_contention_free(one, costs).makespan() == Approx(bytes / cap).epsilon(1e-9));
+}
+
 TEST_CASE("A flow issued from inside a running kernel starts its bytes after the issue delay, beside the kernel",
           "[analytic][simulation]") {
   // Rank 0: a 2 ms kernel; beside it a copy to host DRAM ready with the kernel and issued 1.5 ms

@@ -70,6 +70,9 @@ TEST_CASE("Invalid scenarios give one pinned line per error", "[input]") {
       {"one Triton attention pass without the other", base(), {"hardware.kernels.triton_backward=0"},
        "--set hardware.kernels.triton_backward=0: /hardware/kernels/triton_backward: must be set with "
        "triton_forward (got 0, expected a fraction of peak in (0, 1], or 0 for both)"},
+      {"a point-to-point efficiency above the line rate", base(), {"hardware.efficiency.nvlink_p2p=1.5"},
+       "--set hardware.efficiency.nvlink_p2p=1.5: /hardware/efficiency/nvlink_p2p: out of range (got 1.5, expected "
+       "a number in [0.01, 1])"},
       {"unknown unit", base(), {"hardware.gpu.hbm=80 GiBs"},
        "--set hardware.gpu.hbm=80 GiBs: /hardware/gpu/hbm: invalid quantity: unknown unit 'GiBs' "
        "(got \"80 GiBs\", expected a size like \"80 GiB\" greater than 0)"},

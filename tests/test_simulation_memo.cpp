@@ -40,6 +40,13 @@ TEST_CASE("A simulation key changes with any input of the simulation, and the me
   const PlatformLayout slower_layout(slower, 4);
   const TaskCosts slower_costs(slower, Precision::bf16, slower_layout, dag);
   CHECK(key != simulation_key(dag, slower_costs, slower_layout));
+  // The point-to-point cap is no link's bandwidth: a DAG shared by a sweep over it still keys apart.
+  HardwareSpec capped = hw;
+  capped.efficiency.nvlink_p2p = hw.efficiency.nvlink_p2p / 2;
+  TaskDag shared = dag;
+  shared.shared_identity = "a sweep family's DAG";
+  CHECK(simulation_key(shared, costs, layout) !=
+        simulation_key(shared, TaskCosts(capped, Precision::bf16, layout, shared), layout));
   const TaskDag smaller = all_reduce({0, 1, 2, 3}, 32e6, ranks);
   CHECK(key != simulation_key(smaller, TaskCosts(hw, Precision::bf16, layout, smaller), layout));
 

@@ -228,6 +228,10 @@ const ParamTable kEfficiency = {
     fraction("gemm", "matrix multiplies, fraction of peak FLOP/s"),
     fraction("memory", "memory-bound kernels, fraction of HBM bandwidth"),
     fraction("nvlink", "collectives over NVLink, fraction of line rate"),
+    {.key = "nvlink_p2p", .kind = ParamKind::number,
+     .doc = "one point-to-point send between two GPUs of a node (pipeline stages, context-parallel ring), "
+            "fraction of line rate; nvlink's when absent",
+     .min = 0.01, .max = 1.0, .optional = true},
     fraction("network", "inter-node transfers, fraction of NIC line rate"),
     fraction("pcie", "host transfers, fraction of PCIe rate"),
     kSource,
@@ -407,6 +411,7 @@ HardwareSpec parse_hardware(const json& doc, const std::string& pointer, Diagnos
     h.efficiency.gemm = eff.number("gemm");
     h.efficiency.memory = eff.number("memory");
     h.efficiency.nvlink = eff.number("nvlink");
+    h.efficiency.nvlink_p2p = eff.has("nvlink_p2p") ? eff.number("nvlink_p2p") : h.efficiency.nvlink;
     h.efficiency.network = eff.number("network");
     h.efficiency.pcie = eff.number("pcie");
     eff.string("source");

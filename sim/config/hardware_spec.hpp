@@ -92,6 +92,10 @@ struct Efficiency {
   double gemm = 1.0;     ///< dense matrix multiplies, fraction of peak FLOP/s
   double memory = 1.0;   ///< memory-bound kernels, fraction of HBM bandwidth
   double nvlink = 1.0;   ///< collective bus bandwidth over NVLink, fraction of line rate
+  /// One point-to-point send between two GPUs of a node (a pipeline stage's, a context-parallel
+  /// ring step), fraction of line rate: NCCL drives a peer with fewer channels than a collective.
+  /// The profile's nvlink where it states none.
+  double nvlink_p2p = 1.0;
   double network = 1.0;  ///< inter-node transfers, fraction of NIC line rate
   double pcie = 1.0;     ///< host transfers, fraction of PCIe rate
 };

@@ -36,6 +36,8 @@ bool is_compute(TaskKind k) {
          k == TaskKind::redundant;
 }
 
+bool is_point_to_point(TaskKind k) { return k == TaskKind::pp_transfer || k == TaskKind::cp_comm; }
+
 std::string to_string(Stream s) {
   switch (s) {
     case Stream::compute: return "compute";

@@ -42,6 +42,8 @@ inline constexpr int kNumTaskKinds = 15;
 static_assert(kNumTaskKinds == static_cast<int>(TaskKind::ep_comm) + 1, "kNumTaskKinds counts every TaskKind");
 std::string to_string(TaskKind k);
 bool is_compute(TaskKind k);
+/// A send from one rank to one other (NCCL send/recv), not a collective over a group.
+bool is_point_to_point(TaskKind k);
 
 /// CUDA-stream-like queues per GPU: tasks of one stream run one at a time in program order.
 /// Copies to and from offload tiers get a stream per purpose (activations out, activations in,

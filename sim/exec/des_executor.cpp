@@ -369,13 +369,15 @@ void simulate(const TaskDag& dag, const TaskCosts& costs, const PlatformLayout& 
   int argc = static_cast<int>(argv.size());
   sg4::Engine engine(&argc, argv.data());
 
-  std::map<std::vector<LinkId>, std::size_t> route_index;
-  std::vector<std::vector<LinkId>> routes;
+  // A route per distinct link list and rate cap: flows with a cap share it with the flows between the
+  // same two GPUs only (SimGrid 3.32 ignores Comm::set_rate on a comm between two hosts).
+  std::map<std::pair<std::vector<LinkId>, double>, std::size_t> route_index;
+  std::vector<SimgridRoute> routes;
   std::vector<std::vector<std::size_t>> route_of(dag.tasks.size());
   for (TaskId id = 0; id < dag.tasks.size(); ++id)
     for (const RoutedFlow& f : costs.flows(id)) {
-      auto [it, fresh] = route_index.try_emplace(f.links, routes.size());
-      if (fresh) routes.push_back(f.links);
+      auto [it, fresh] = route_index.try_emplace({f.links, f.rate_cap}, routes.size());
+      if (fresh) routes.push_back({f.links, f.rate_cap});
       route_of[id].push_back(it->second);
     }
   std::vector<std::int64_t> ranks;

@@ -88,7 +88,7 @@ class FluidScheduler {
           }
           const auto count = static_cast<std::uint32_t>(flow_uses_.size() - first);
           if (count == 0) continue;  // no link to cross: the bytes arrive at once
-          flows_.push_back({f.bytes, first, count, f.background});
+          flows_.push_back({f.bytes, first, count, f.background, f.rate_cap});
         }
         continue;
       }
@@ -156,12 +156,13 @@ class FluidScheduler {
     double bytes;
     std::uint32_t first_use, uses;
     bool background;
+    double bound;  ///< its rate cap (RoutedFlow::rate_cap): a bounded activity in the sharing
   };
   struct Activity {
     double remaining = 0.0;  ///< bytes, or seconds of kernel work
     double rate = 0.0;
-    /// A collective's hold on its GPU's SMs: at most this rate, no work to finish, removed when its
-    /// task ends (infinite for every other activity).
+    /// At most this rate: a collective's hold on its GPU's SMs (no work to finish, removed when its
+    /// task ends) or a rate-capped flow's cap (infinite for every other activity).
     double bound = kInf;
     double since = 0.0;  ///< when `remaining` was last brought up to date
     TaskId task = 0;
@@ -295,15 +296,16 @@ class FluidScheduler {
       uses_.insert(uses_.end(), first, first + f.uses);
       if (!f.background)
         for (auto u = first; u != first + f.uses; ++u) ++resources_[u->resource].foreground;
-      add_activity(id, f.bytes, f.background, f.uses);
+      add_activity(id, f.bytes, f.background, f.uses, f.bound);
     }
     if (outstanding_[id] == 0) finish(id);
   }
 
   /// An activity over the last `count` entries of uses_.
-  void add_activity(TaskId id, double amount, bool background, std::uint32_t count) {
+  void add_activity(TaskId id, double amount, bool background, std::uint32_t count, double bound = kInf) {
     Activity a;
     a.remaining = amount;
+    a.bound = bound;
     a.since = now_;
     a.task = id;
     a.first_use = static_cast<std::uint32_t>(uses_.size() - count);

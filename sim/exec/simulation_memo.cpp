@@ -48,6 +48,7 @@ std::string simulation_key(const TaskDag& dag, const TaskCosts& costs, const Pla
     w.put(layout.link(link).name);
   }
   w.put(costs.flops_per_second());
+  w.put(costs.point_to_point_cap());
   // A shared DAG is named by its identity: its tasks' costs are the same wherever it is simulated
   // but for the bandwidths above.
   w.put(dag.shared_identity);
@@ -68,6 +69,7 @@ std::string simulation_key(const TaskDag& dag, const TaskCosts& costs, const Pla
     for (const RoutedFlow& f : flows) {
       w.put(f.bytes);
       w.put(f.background);
+      w.put(f.rate_cap);
       w.put_all(f.links);
     }
   }

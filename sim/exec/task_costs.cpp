@@ -30,6 +30,11 @@ TaskCosts::TaskCosts(const HardwareSpec& hw, Precision precision, const Platform
   latency_.assign(dag.tasks.size(), 0.0);
   sm_share_.assign(dag.tasks.size(), 0.0);
   const double sms = hw.kernels.present ? static_cast<double>(hw.kernels.sm_count) : 0.0;
+  // A send from one GPU to another of its node (a pipeline stage's, a context-parallel ring step):
+  // NCCL's point-to-point path reaches less than its collectives over the same links. Only where the
+  // profile measures it lower is it a cap of its own.
+  if (hw.efficiency.nvlink_p2p < hw.efficiency.nvlink)
+    p2p_cap_ = hw.nvlink_bandwidth.value * hw.efficiency.nvlink_p2p;
   // The ranks one simulated rank stands for that share a link move the same bytes at the same time:
   // a link carries k flows, for the folded group with the most GPUs on it.
   struct LinkUse {
@@ -47,6 +52,8 @@ TaskCosts::TaskCosts(const HardwareSpec& hw, Precision precision, const Platform
       // Whole bytes, as the DES moves them, so both executors charge the same transfer.
       RoutedFlow rf{layout.route(f.src, mirror(f.dst), f.remote, f.direct, f.rail), std::round(f.bytes),
                     f.background};
+      if (is_point_to_point(t.kind) && !f.remote && f.src.kind == DeviceKind::gpu && f.dst.kind == DeviceKind::gpu)
+        rf.rate_cap = p2p_cap_;
       double step = 0.0, call = 0.0;
       for (LinkId l : rf.links) {
         std::int32_t& slot = use_of.at(static_cast<std::size_t>(l));
@@ -98,7 +105,7 @@ double TaskCosts::uncontended_seconds(TaskId id, const Task& t) const {
   if (t.flows.empty()) return compute_seconds(t);
   double longest = 0.0;
   for (const RoutedFlow& f : routed_[id]) {
-    double bw = std::numeric_limits<double>::infinity();
+    double bw = f.rate_cap;
     for (LinkId l : f.links) bw = std::min(bw, bandwidth_.at(l));
     longest = std::max(longest, f.bytes / bw);
   }

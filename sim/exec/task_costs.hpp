@@ -6,6 +6,7 @@
 /// ranks of one folded group carries k identical flows, so its bandwidth is divided by k.
 
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <vector>
 
@@ -19,6 +20,9 @@ struct RoutedFlow {
   std::vector<LinkId> links;
   double bytes = 0.0;
   bool background = false;  ///< runs only while no other flow uses its links (DES)
+  /// At most this many bytes/s whatever its links have free: a point-to-point send between two GPUs
+  /// of a node, which NCCL drives with fewer channels than a collective (efficiency.nvlink_p2p).
+  double rate_cap = std::numeric_limits<double>::infinity();
 };
 
 class TaskCosts {
@@ -26,6 +30,9 @@ class TaskCosts {
   TaskCosts(const HardwareSpec& hw, Precision precision, const PlatformLayout& layout, const TaskDag& dag);
 
   double flops_per_second() const { return flops_rate_; }
+  /// The rate cap of a point-to-point send inside a node (RoutedFlow::rate_cap); infinite when the
+  /// profile states none below its collectives' rate.
+  double point_to_point_cap() const { return p2p_cap_; }
   /// Whether the task's work runs on the host CPU rather than a GPU or a link.
   static bool on_host(const Task& t) { return t.host_params > 0.0; }
   /// Roofline time of a task's compute work.
@@ -51,6 +58,7 @@ class TaskCosts {
  private:
   double flops_rate_ = 0.0, memory_rate_ = 0.0;
   double host_rate_ = 0.0;  ///< CPU-Adam parameters/s of one node, shared by its GPUs
+  double p2p_cap_ = std::numeric_limits<double>::infinity();
   std::int64_t gpus_per_node_ = 1, gpus_ = 1;
   std::vector<std::vector<RoutedFlow>> routed_;
   std::vector<double> latency_;

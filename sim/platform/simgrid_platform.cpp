@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+
 #include <simgrid/s4u/Link.hpp>
 #include <simgrid/s4u/NetZone.hpp>
 
@@ -18,7 +20,7 @@ std::vector<std::string> simgrid_settings() {
 }
 
 SimgridPlatform build_simgrid_platform(const PlatformLayout& layout, const std::map<LinkId, double>& link_bandwidths,
-                                       const std::vector<std::vector<LinkId>>& routes,
+                                       const std::vector<SimgridRoute>& routes,
                                        const std::vector<std::int64_t>& gpu_ranks, double gpu_flops) {
   SimgridPlatform p;
   sg4::NetZone* zone = sg4::create_full_zone("cluster");
@@ -32,7 +34,9 @@ SimgridPlatform build_simgrid_platform(const PlatformLayout& layout, const std::
     ends.from = zone->create_host(fmt::format("route{}.from", i), 1.0)->seal();
     ends.to = zone->create_host(fmt::format("route{}.to", i), 1.0)->seal();
     std::vector<sg4::LinkInRoute> hops;
-    for (LinkId l : routes[i]) hops.emplace_back(links.at(l));
+    for (LinkId l : routes[i].links) hops.emplace_back(links.at(l));
+    if (std::isfinite(routes[i].rate_cap))
+      hops.emplace_back(zone->create_link(fmt::format("route{}.cap", i), routes[i].rate_cap)->set_latency(0)->seal());
     zone->add_route(ends.from->get_netpoint(), ends.to->get_netpoint(), nullptr, nullptr, hops, false);
     p.routes.push_back(ends);
   }
