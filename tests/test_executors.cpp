@@ -152,6 +152,9 @@ TEST_CASE("A send between two GPUs of a node moves at efficiency.nvlink_p2p, a c
     // one cap between them.
     const TaskDag two = dag_of({send(TaskKind::pp_transfer, 0, 1, bytes), send(TaskKind::cp_comm, 0, 2, bytes)});
     CHECK(makespan(two, hw, 8, des) == Approx(2 * bytes / link).epsilon(1e-6));
+    // Two sends at once to the same peer share that peer's channels: one cap between them.
+    const TaskDag pair = dag_of({send(TaskKind::pp_transfer, 0, 1, bytes), send(TaskKind::cp_comm, 0, 1, bytes)});
+    CHECK(makespan(pair, hw, 8, des) == Approx(2 * bytes / cap).epsilon(1e-6));
   }
   // Across nodes the NIC bounds a send, not the cap.
   const HardwareSpec two_nodes = a100(1);
@@ -164,6 +167,13 @@ TEST_CASE("A send between two GPUs of a node moves at efficiency.nvlink_p2p, a c
   }
   across.tasks[0].flows[0].remote = true;
   CHECK(makespan(across, two_nodes, 2, true) == Approx(bytes / nic).epsilon(1e-6));
+  // A node without NVLink sends over PCIe, which no NVLink fraction caps.
+  HardwareSpec pcie_only = hw;
+  pcie_only.nvlink_bandwidth = BytesPerSecond(0.0);
+  const PlatformLayout pcie_layout(pcie_only, 8);
+  const TaskDag over_pcie = dag_of({send(TaskKind::pp_transfer, 0, 1, bytes)});
+  for (const RoutedFlow& f : TaskCosts(pcie_only, Precision::bf16, pcie_layout, over_pcie).flows(0))
+    CHECK(std::isinf(f.rate_cap));
   // Contention-free, the cap is the send's rate.
   const PlatformLayout layout(hw, 8);
   const TaskDag one = dag_of({send(TaskKind::pp_transfer, 0, 1, bytes)});

@@ -230,7 +230,7 @@ const ParamTable kEfficiency = {
     fraction("nvlink", "collectives over NVLink, fraction of line rate"),
     {.key = "nvlink_p2p", .kind = ParamKind::number,
      .doc = "one point-to-point send between two GPUs of a node (pipeline stages, context-parallel ring), "
-            "fraction of line rate; nvlink's when absent",
+            "fraction of line rate; nvlink's when absent, and no cap at or above it",
      .min = 0.01, .max = 1.0, .optional = true},
     fraction("network", "inter-node transfers, fraction of NIC line rate"),
     fraction("pcie", "host transfers, fraction of PCIe rate"),

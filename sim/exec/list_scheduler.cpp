@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <deque>
 #include <limits>
+#include <map>
 #include <queue>
 #include <stdexcept>
 #include <vector>
@@ -69,6 +70,7 @@ class FluidScheduler {
     // in event order without going back to the DAG's tasks and their routed flows.
     work_.resize(n);
     flow_begin_.resize(n + 1);
+    std::map<std::pair<std::vector<LinkId>, double>, std::uint32_t> cap_index;
     for (TaskId id = 0; id < n; ++id) {
       const Task& t = dag.tasks[id];
       Work& w = work_[id];
@@ -86,9 +88,17 @@ class FluidScheduler {
             if (it != flow_uses_.end()) ++it->weight;
             else flow_uses_.push_back({r, 1});
           }
+          if (std::isfinite(f.rate_cap)) {
+            // The cap of a point-to-point send is shared by the flows between the same two GPUs: a
+            // resource per capped route, as the DES gives each such route a link of its own.
+            const auto next = static_cast<std::uint32_t>(resources_.size());
+            auto [cap, fresh] = cap_index.try_emplace({f.links, f.rate_cap}, next);
+            if (fresh) resources_.emplace_back().capacity = f.rate_cap;
+            flow_uses_.push_back({cap->second, 1});
+          }
           const auto count = static_cast<std::uint32_t>(flow_uses_.size() - first);
           if (count == 0) continue;  // no link to cross: the bytes arrive at once
-          flows_.push_back({f.bytes, first, count, f.background, f.rate_cap});
+          flows_.push_back({f.bytes, first, count, f.background});
         }
         continue;
       }
@@ -156,13 +166,12 @@ class FluidScheduler {
     double bytes;
     std::uint32_t first_use, uses;
     bool background;
-    double bound;  ///< its rate cap (RoutedFlow::rate_cap): a bounded activity in the sharing
   };
   struct Activity {
     double remaining = 0.0;  ///< bytes, or seconds of kernel work
     double rate = 0.0;
-    /// At most this rate: a collective's hold on its GPU's SMs (no work to finish, removed when its
-    /// task ends) or a rate-capped flow's cap (infinite for every other activity).
+    /// A collective's hold on its GPU's SMs: at most this rate, no work to finish, removed when its
+    /// task ends (infinite for every other activity).
     double bound = kInf;
     double since = 0.0;  ///< when `remaining` was last brought up to date
     TaskId task = 0;
@@ -296,16 +305,15 @@ class FluidScheduler {
       uses_.insert(uses_.end(), first, first + f.uses);
       if (!f.background)
         for (auto u = first; u != first + f.uses; ++u) ++resources_[u->resource].foreground;
-      add_activity(id, f.bytes, f.background, f.uses, f.bound);
+      add_activity(id, f.bytes, f.background, f.uses);
     }
     if (outstanding_[id] == 0) finish(id);
   }
 
   /// An activity over the last `count` entries of uses_.
-  void add_activity(TaskId id, double amount, bool background, std::uint32_t count, double bound = kInf) {
+  void add_activity(TaskId id, double amount, bool background, std::uint32_t count) {
     Activity a;
     a.remaining = amount;
-    a.bound = bound;
     a.since = now_;
     a.task = id;
     a.first_use = static_cast<std::uint32_t>(uses_.size() - count);
@@ -504,7 +512,8 @@ class FluidScheduler {
   std::vector<std::uint32_t> dirty_, component_resources_, component_activities_, bounded_;
   std::vector<std::pair<TaskId, std::uint32_t>> holds_;  ///< running collectives' holds: task, activity
   std::vector<std::vector<TaskId>> pending_holds_;  ///< by GPU: holds no kernel has met yet
-  std::uint32_t first_gpu_ = 0;          ///< resources from here on are the simulated GPUs
+  /// Resources from here on are the simulated GPUs, then the capped routes' rate caps.
+  std::uint32_t first_gpu_ = 0;
   std::vector<std::uint32_t> kernels_;   ///< by GPU: compute kernels running on it
   std::uint32_t epoch_ = 0;
   std::priority_queue<Event, std::vector<Event>, std::greater<>> completions_;

@@ -31,9 +31,9 @@ TaskCosts::TaskCosts(const HardwareSpec& hw, Precision precision, const Platform
   sm_share_.assign(dag.tasks.size(), 0.0);
   const double sms = hw.kernels.present ? static_cast<double>(hw.kernels.sm_count) : 0.0;
   // A send from one GPU to another of its node (a pipeline stage's, a context-parallel ring step):
-  // NCCL's point-to-point path reaches less than its collectives over the same links. Only where the
-  // profile measures it lower is it a cap of its own.
-  if (hw.efficiency.nvlink_p2p < hw.efficiency.nvlink)
+  // NCCL's point-to-point path reaches less than its collectives over the same NVLink. Only where the
+  // profile measures it lower is it a cap of its own (a node without NVLink sends over PCIe).
+  if (hw.nvlink_bandwidth.value > 0.0 && hw.efficiency.nvlink_p2p < hw.efficiency.nvlink)
     p2p_cap_ = hw.nvlink_bandwidth.value * hw.efficiency.nvlink_p2p;
   // The ranks one simulated rank stands for that share a link move the same bytes at the same time:
   // a link carries k flows, for the folded group with the most GPUs on it.

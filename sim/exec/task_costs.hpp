@@ -20,8 +20,9 @@ struct RoutedFlow {
   std::vector<LinkId> links;
   double bytes = 0.0;
   bool background = false;  ///< runs only while no other flow uses its links (DES)
-  /// At most this many bytes/s whatever its links have free: a point-to-point send between two GPUs
-  /// of a node, which NCCL drives with fewer channels than a collective (efficiency.nvlink_p2p).
+  /// A point-to-point send between two GPUs of a node, which NCCL drives with fewer channels than a
+  /// collective (efficiency.nvlink_p2p): at most this many bytes/s, shared by the flows between the
+  /// same two GPUs (a peer's channels); infinite for every other flow.
   double rate_cap = std::numeric_limits<double>::infinity();
 };
 
