@@ -369,8 +369,8 @@ void simulate(const TaskDag& dag, const TaskCosts& costs, const PlatformLayout& 
   int argc = static_cast<int>(argv.size());
   sg4::Engine engine(&argc, argv.data());
 
-  // A route per distinct link list and rate cap: flows with a cap share it with the flows between the
-  // same two GPUs only (SimGrid 3.32 ignores Comm::set_rate on a comm between two hosts).
+  // A route per distinct link list and rate cap: a capped flow shares its cap with the flows between
+  // the same two GPUs only (SimGrid 3.32 takes no Comm::set_rate on a comm between two hosts).
   std::map<std::pair<std::vector<LinkId>, double>, std::size_t> route_index;
   std::vector<SimgridRoute> routes;
   std::vector<std::vector<std::size_t>> route_of(dag.tasks.size());
