@@ -172,8 +172,8 @@ TEST_CASE("A send between two GPUs of a node moves at efficiency.nvlink_p2p, a c
   pcie_only.nvlink_bandwidth = BytesPerSecond(0.0);
   const PlatformLayout pcie_layout(pcie_only, 8);
   const TaskDag over_pcie = dag_of({send(TaskKind::pp_transfer, 0, 1, bytes)});
-  for (const RoutedFlow& f : TaskCosts(pcie_only, Precision::bf16, pcie_layout, over_pcie).flows(0))
-    CHECK(std::isinf(f.rate_cap));
+  const TaskCosts pcie_costs(pcie_only, Precision::bf16, pcie_layout, over_pcie);
+  for (const RoutedFlow& f : pcie_costs.flows(0)) CHECK(std::isinf(f.rate_cap));
   // Contention-free, the cap is the send's rate.
   const PlatformLayout layout(hw, 8);
   const TaskDag one = dag_of({send(TaskKind::pp_transfer, 0, 1, bytes)});
