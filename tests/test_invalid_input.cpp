@@ -73,6 +73,9 @@ TEST_CASE("Invalid scenarios give one pinned line per error", "[input]") {
       {"a point-to-point efficiency above the line rate", base(), {"hardware.efficiency.nvlink_p2p=1.5"},
        "--set hardware.efficiency.nvlink_p2p=1.5: /hardware/efficiency/nvlink_p2p: out of range (got 1.5, expected "
        "a number in [0.01, 1])"},
+      {"an unknown TP overlap method", base(), {"training.tp_overlap_method=nccl"},
+       "--set training.tp_overlap_method=nccl: /training/tp_overlap_method: unknown value (got \"nccl\", expected "
+       "one of: userbuffers, async-tp)"},
       {"unknown unit", base(), {"hardware.gpu.hbm=80 GiBs"},
        "--set hardware.gpu.hbm=80 GiBs: /hardware/gpu/hbm: invalid quantity: unknown unit 'GiBs' "
        "(got \"80 GiBs\", expected a size like \"80 GiB\" greater than 0)"},
@@ -89,7 +92,8 @@ TEST_CASE("Invalid scenarios give one pinned line per error", "[input]") {
        "inline.json: /training/seq_length: unknown key (got \"seq_length\", expected one of: seq_len, "
        "micro_batch_size, global_batch_size, precision, grad_precision, state_precision, optimizer, "
        "iterations, flash_attention, framework, attention_kernel, overlap_grad_reduce, overlap_param_gather, "
-       "align_param_gather, overlap_tp_comm, overlap_p2p_comm, async_tp_backward, fused_elementwise, grad_accumulation, "
+       "align_param_gather, overlap_tp_comm, tp_overlap_method, overlap_p2p_comm, async_tp_backward, "
+       "fused_elementwise, grad_accumulation, "
        "selective_recompute, cross_entropy, logit_metrics, moe)"},
       // Explicit pipeline partitions (base: 96 layers, pp 8, virtual_stages 3).
       {"pipeline_layers length", with(base(), "/parallelism/pipeline_layers", json::array({48, 48})), {},

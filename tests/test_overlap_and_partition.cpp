@@ -82,6 +82,42 @@ TEST_CASE("TP communication overlap hides all but one slice of the TP collective
   CHECK(overlapped.simulation->analysis.breakdown.compute > blocking.simulation->analysis.breakdown.compute);
 }
 
+TEST_CASE("Async TP hides the forward's and the recomputation's TP collectives, not the backward's, on no SMs",
+          "[framework][simulation]") {
+  // Full recompute: each layer's TP collectives run in three passes of equal volume (forward,
+  // recomputation, backward). Megatron's asynchronous backward off, so the backward's block unless
+  // the overlap pipelines them.
+  const std::vector<std::string> base = {"training.iterations=1", "training.async_tp_backward=false",
+                                         "parallelism.sequence_parallel=true"};
+  const RunResult blocking = run(test::load("korthikanti-175b-full", base));
+  const RunResult userbuffers = run(test::load(
+      "korthikanti-175b-full",
+      plus(base, {"training.overlap_tp_comm=true", "training.tp_overlap_method=userbuffers"})));
+  const Scenario async_sc = test::load(
+      "korthikanti-175b-full", plus(base, {"training.overlap_tp_comm=true", "training.tp_overlap_method=async-tp"}));
+  REQUIRE(async_sc.training.behaviour.tp_overlap_method == TpOverlapMethod::async_tp);
+  const RunResult async = run(async_sc);
+  const double tp_blocking = exposed(blocking, TaskKind::tp_comm);
+  const double tp_userbuffers = exposed(userbuffers, TaskKind::tp_comm), tp_async = exposed(async, TaskKind::tp_comm);
+  INFO("exposed TP comm: blocking " << tp_blocking << " s, userbuffers " << tp_userbuffers << " s, async TP "
+                                    << tp_async << " s");
+  // Per block with SP, in all-reduce equivalents: forward 2, recomputation 2, backward 3 (the input
+  // re-gathered for the weight gradients; sim/dag/layer_work.cpp). TP 8: userbuffers leave one slice
+  // in eight of every pass exposed (1/8 of the blocking time), async TP the backward's whole and a
+  // slice of the others: (3 + 4/8) / 7 = 1/2; NCCL's latency steps of the blocking ones on top.
+  CHECK(tp_userbuffers == Approx(tp_blocking / 8.0).epsilon(0.15));
+  CHECK(tp_async == Approx(tp_blocking / 2.0).epsilon(0.05));
+  CHECK(async.simulation->throughput.iteration_time < blocking.simulation->throughput.iteration_time);
+  CHECK(async.simulation->throughput.iteration_time > userbuffers.simulation->throughput.iteration_time);
+  // Copy engines move async TP's slices: the GEMMs keep every SM, where userbuffers' take some.
+  CHECK(async.simulation->analysis.breakdown.compute == Approx(blocking.simulation->analysis.breakdown.compute));
+  CHECK(userbuffers.simulation->analysis.breakdown.compute > blocking.simulation->analysis.breakdown.compute);
+  // The pytorch-fsdp preset's TP overlap is async TP; Megatron-Core's, userbuffers.
+  CHECK(test::load("llama-3-8b-zero3-h100", {"training.framework=pytorch-fsdp"}).training.behaviour.tp_overlap_method ==
+        TpOverlapMethod::async_tp);
+  CHECK(test::load("gpt3-175b-64-h100").training.behaviour.tp_overlap_method == TpOverlapMethod::userbuffers);
+}
+
 TEST_CASE("Pipeline sends off the compute stream and parameter gathers without prefetch", "[framework][simulation]") {
   const std::vector<std::string> base = {"training.iterations=1"};
   const RunResult blocking = run(test::load("korthikanti-175b-selective", base));

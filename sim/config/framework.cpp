@@ -40,6 +40,14 @@ std::string to_string(CrossEntropy c) {
   return "cross_entropy";
 }
 
+std::string to_string(TpOverlapMethod m) {
+  switch (m) {
+    case TpOverlapMethod::userbuffers: return "userbuffers";
+    case TpOverlapMethod::async_tp: return "async-tp";
+  }
+  return "tp_overlap_method";
+}
+
 std::string to_string(SelectiveRecompute r) {
   switch (r) {
     case SelectiveRecompute::attention_core: return "attention-core";
@@ -121,9 +129,11 @@ FrameworkBehaviour preset(Framework f, const PresetInputs& in) {
     // forward, each unit's issued while the one before computes (the CPU runs ahead of the GPU).
     // Its modules run eagerly, as torchtitan and transformers write them (no torch.compile).
     // Selective checkpointing is PyTorch's per-op one, as torchtitan applies it (every other matmul
-    // rerun; torchtitan/distributed/activation_checkpoint.py).
+    // rerun; torchtitan/distributed/activation_checkpoint.py). Its TP overlap, when asked for, is
+    // PyTorch's async TP (torchtitan's enable_async_tensor_parallel).
     case Framework::pytorch_fsdp:
       return {.overlap_grad_reduce = true, .overlap_param_gather = true, .overlap_tp_comm = false,
+              .tp_overlap_method = TpOverlapMethod::async_tp,
               .overlap_p2p_comm = false, .attention = AttentionKernel::flash_attention_2,
               .fused_elementwise = false,
               .selective_recompute = in.per_op_checkpointing ? SelectiveRecompute::every_other_matmul
@@ -183,7 +193,8 @@ const std::vector<FrameworkDoc>& framework_docs() {
        "TP collectives and pipeline sends blocking; FlashAttention-2 (SDPA); norms, activations and rotary "
        "embeddings eager, one kernel per tensor op (no torch.compile); selective recompute as torchtitan's "
        "per-op checkpointing (every other matmul rerun) on bias-free dense blocks with flash attention at TP 1; the loss's log-softmax beside the fp32 "
-       "copy of the logits (F.cross_entropy)",
+       "copy of the logits (F.cross_entropy); training.overlap_tp_comm as PyTorch's async TP (forward and "
+       "recomputation only)",
        true},
   };
   return docs;

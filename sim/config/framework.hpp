@@ -84,6 +84,20 @@ enum class CrossEntropy {
   single_kernel,
 };
 
+/// How overlapped TP communication (`training.overlap_tp_comm`) meets the GEMMs.
+enum class TpOverlapMethod {
+  /// Transformer Engine's userbuffers (Megatron-Core tp_comm_overlap): each GEMM and its collective cut
+  /// into ring-exchanged slices in every pass, forward, recomputation and backward; the communication
+  /// kernels hold SMs the GEMMs lose (kTpOverlapCost).
+  userbuffers,
+  /// PyTorch's async TP (torch.compile's micro-pipeline TP pass, torchtitan's
+  /// enable_async_tensor_parallel): an all-gather fused with the matmuls it feeds and a matmul with the
+  /// reduce-scatter it feeds, the slices moved by copy engines (no SMs held). Measured, it speeds up
+  /// the forward and its recomputation and not the backward (Llama 3 8B: the time outside the forward
+  /// 1,854 ms with and without; docs/references.md): the backward's TP collectives block.
+  async_tp,
+};
+
 struct FrameworkBehaviour {
   /// Gradient reduction runs on its own stream beside the backward; false: it does not overlap the
   /// compute. Gradients reduced once per step are reduced after the stage's whole backward (Megatron-LM
@@ -101,6 +115,8 @@ struct FrameworkBehaviour {
   /// Tensor-parallel all-gathers and reduce-scatters pipelined with the GEMMs they feed (Megatron-Core
   /// tp_comm_overlap through Transformer Engine's userbuffers); false: they block the compute stream.
   bool overlap_tp_comm = false;
+  /// How they are pipelined when overlap_tp_comm is on.
+  TpOverlapMethod tp_overlap_method = TpOverlapMethod::userbuffers;
   /// Pipeline sends and receives asynchronous beside the compute (Megatron's overlap_p2p_comm);
   /// false: each send blocks the sender's compute stream.
   bool overlap_p2p_comm = false;
@@ -125,6 +141,12 @@ struct FrameworkBehaviour {
   bool fp8_saves_quantized_inputs = false;
 };
 
+/// Whether the backward's TP collectives are pipelined with its GEMMs (training.overlap_tp_comm with
+/// userbuffers; async TP leaves them blocking).
+inline bool overlaps_tp_backward(const FrameworkBehaviour& b) {
+  return b.overlap_tp_comm && b.tp_overlap_method == TpOverlapMethod::userbuffers;
+}
+
 /// What overlapping TP communication with the GEMMs costs (Transformer Engine's userbuffers;
 /// docs/references.md, Framework behaviour).
 struct TpOverlapCost {
@@ -147,6 +169,7 @@ std::string to_string(AttentionKernel k);
 std::string to_string(GradAccumulation a);
 std::string to_string(SelectiveRecompute r);
 std::string to_string(CrossEntropy c);
+std::string to_string(TpOverlapMethod m);
 /// Every attention kernel with its name and what it is (`training.attention_kernel`).
 struct AttentionKernelDoc {
   AttentionKernel kernel;

@@ -65,8 +65,10 @@ void register_builtin_policies(PolicyCatalog& catalog) {
                 {"object_store", "shared remote storage"}}});
   PolicyCategory frameworks{"framework", "training.framework",
                             "training framework preset (overrides: training.overlap_grad_reduce, overlap_param_gather, "
-                            "overlap_tp_comm, overlap_p2p_comm, async_tp_backward, attention_kernel, fused_elementwise, "
-                            "grad_accumulation, selective_recompute, cross_entropy)", {}};
+                            "overlap_tp_comm, tp_overlap_method, overlap_p2p_comm, async_tp_backward, "
+                            "attention_kernel, fused_elementwise, grad_accumulation, selective_recompute, "
+                            "cross_entropy)",
+                            {}};
   for (const auto& f : framework_docs()) frameworks.policies.push_back({to_string(f.framework), f.doc});
   catalog.add(std::move(frameworks));
   PolicyCategory attention{"attention_kernel", "training.attention_kernel",
@@ -84,6 +86,17 @@ void register_builtin_policies(PolicyCatalog& catalog) {
                  "the block input, the attention kernel's output and every second matmul's output from the "
                  "block's first (wq, wv, w1, w2 of a gated block; wq, wv, w1 of a GeLU one); reruns the others and "
                  "every elementwise op before the backward (bias-free dense blocks, standard attention, TP 1)"}}});
+  catalog.add({"tp_overlap_method", "training.tp_overlap_method",
+               "how training.overlap_tp_comm pipelines the TP collectives with the GEMMs (default from the framework "
+               "preset)",
+               {{to_string(TpOverlapMethod::userbuffers),
+                 "Transformer Engine's userbuffers (Megatron-Core tp_comm_overlap): each GEMM and its collective cut "
+                 "into one slice per TP rank in every pass, forward, recomputation and backward, all but the last "
+                 "slice hidden; the communication kernels hold SMs the GEMMs lose"},
+                {to_string(TpOverlapMethod::async_tp),
+                 "PyTorch's async TP (torch.compile's micro-pipeline TP, torchtitan enable_async_tensor_parallel): "
+                 "the forward's and the recomputation's all-gathers and reduce-scatters pipelined the same way on "
+                 "copy engines (no SMs held); the backward's block, as measured (docs/references.md)"}}});
   catalog.add({"cross_entropy", "training.cross_entropy",
                "how the loss's softmax cross-entropy runs: its passes over the logits and what it holds while it "
                "runs (default from the framework preset)",

@@ -133,6 +133,11 @@ const ParamTable kTraining = {
      .doc = "TP all-gathers / reduce-scatters pipelined with the GEMMs (Megatron-Core tp_comm_overlap; needs "
             "sequence parallelism); default from the framework",
      .optional = true},
+    {.key = "tp_overlap_method", .kind = ParamKind::choice,
+     .doc = "how overlap_tp_comm pipelines the TP collectives: userbuffers (Transformer Engine, every pass, "
+            "communication on SMs) or async-tp (PyTorch's micro-pipeline TP: forward and recomputation, copy "
+            "engines; the backward's block); default from the framework",
+     .choices = names("tp_overlap_method"), .optional = true},
     {.key = "overlap_p2p_comm", .kind = ParamKind::boolean,
      .doc = "pipeline sends asynchronous beside the compute (Megatron overlap_p2p_comm); default from the framework",
      .optional = true},
@@ -663,6 +668,10 @@ Scenario parse_scenario(const json& doc, const SourceMap& sources) {
                                                {CrossEntropy::vocab_parallel, CrossEntropy::vocab_parallel_fused,
                                                 CrossEntropy::pytorch, CrossEntropy::single_kernel},
                                                t.behaviour.cross_entropy);
+  if (tr.has("tp_overlap_method"))
+    t.behaviour.tp_overlap_method = enum_from_name(tr.choice("tp_overlap_method"),
+                                                   {TpOverlapMethod::userbuffers, TpOverlapMethod::async_tp},
+                                                   t.behaviour.tp_overlap_method);
   if (tr.has("overlap_tp_comm")) {
     t.behaviour.overlap_tp_comm = tr.boolean("overlap_tp_comm");
     // Transformer Engine overlaps the sequence-parallel all-gather and reduce-scatter; Megatron-Bridge

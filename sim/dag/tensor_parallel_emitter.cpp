@@ -8,7 +8,7 @@
 namespace strata {
 
 DagContext::Work TensorParallelEmitter::stretched(DagContext::Work work, double core_fraction, bool forward) const {
-  if (!overlapped() || work.seconds <= 0.0) return work;
+  if (!(forward ? overlapped() : overlaps_backward()) || work.seconds <= 0.0) return work;
   const double stretch = forward ? overlap_.forward_stretch : overlap_.backward_stretch;
   const double core = work.seconds * std::clamp(core_fraction, 0.0, 1.0);
   work.seconds = core + (work.seconds - core) * stretch;
@@ -31,7 +31,8 @@ DagContext::Frontier TensorParallelEmitter::collectives(int stage, int count, co
   const bool overlap = overlapped() && before != nullptr && overlap_.chunks > 1;
   // Overlapped: Transformer Engine cuts each GEMM and its collective into `chunks` slices and runs
   // slice k's exchange beside slice k+1's GEMM, so every slice but one is hidden behind compute
-  // (NeMo docs, Communication Overlap; docs/references.md).
+  // (NeMo docs, Communication Overlap; docs/references.md); PyTorch's async TP decomposes them the
+  // same way, one slice per TP rank.
   const double hidden_share = overlap ? 1.0 - 1.0 / static_cast<double>(overlap_.chunks) : 0.0;
   for (const auto& [d, members] : groups()) {
     std::vector<std::int64_t> simulated;

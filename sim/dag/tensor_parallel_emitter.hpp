@@ -18,6 +18,9 @@ struct TpOverlap {
   /// Slices each GEMM and its collective are cut into (Transformer Engine's ring exchange: one per
   /// TP rank): the last slice's communication has no GEMM left to hide behind.
   int chunks = 1;
+  /// The backward's collectives pipelined too (userbuffers); false: only the forward's and the
+  /// recomputation's (PyTorch's async TP), the backward's block.
+  bool backward = true;
   /// Compute-time factor of the overlapped GEMMs, forward and backward: the SMs the communication
   /// kernels hold are lost to them (sm_count / (sm_count - comm SMs)).
   double forward_stretch = 1.0, backward_stretch = 1.0;
@@ -31,9 +34,11 @@ class TensorParallelEmitter {
 
   /// Whether a layer's collectives are overlapped with its GEMMs.
   bool overlapped() const { return overlap_.enabled && ctx_.layout().tp > 1; }
+  /// Whether a layer's backward collectives are overlapped with its GEMMs.
+  bool overlaps_backward() const { return overlapped() && overlap_.backward; }
   /// The layer's compute with its GEMM part (everything but the attention core, `core_fraction` of
   /// the seconds; the backward's taken as the forward's) slowed by the overlap's SMs; unchanged when
-  /// not overlapped or without kernel seconds.
+  /// that pass is not overlapped or without kernel seconds.
   DagContext::Work stretched(DagContext::Work work, double core_fraction, bool forward) const;
 
   /// `count` all-reduce equivalents after `producers` (one per lane); returns the new frontier.

@@ -48,14 +48,19 @@ DataParallelPlan data_parallel_plan(const Scenario& sc) {
           .states = state_bytes(sc.training)};
 }
 
-/// The framework's TP overlap on this GPU: one slice per TP rank, and the GEMMs on the SMs the
-/// communication kernels leave (without kernel tables the SM count is unknown and nothing slows).
+/// The framework's TP overlap on this GPU: one slice per TP rank, the passes its method pipelines, and
+/// under userbuffers the GEMMs on the SMs the communication kernels leave (without kernel tables the
+/// SM count is unknown and nothing slows).
 TpOverlap tp_overlap(const Scenario& sc) {
+  const FrameworkBehaviour& b = sc.training.behaviour;
   TpOverlap o;
-  o.enabled = sc.training.behaviour.overlap_tp_comm;
+  o.enabled = b.overlap_tp_comm;
   o.chunks = static_cast<int>(sc.parallelism.tp);
+  o.backward = overlaps_tp_backward(b);
+  // Async TP moves its slices with copy engines: no SMs are taken from the GEMMs.
+  const bool holds_sms = b.tp_overlap_method == TpOverlapMethod::userbuffers;
   const double sms = static_cast<double>(sc.hardware.kernels.sm_count);
-  if (sc.hardware.kernels.present && sms > kTpOverlapCost.forward_sms) {
+  if (holds_sms && sc.hardware.kernels.present && sms > kTpOverlapCost.forward_sms) {
     o.forward_stretch = sms / (sms - kTpOverlapCost.forward_sms);
     o.backward_stretch = sms / (sms - kTpOverlapCost.backward_sms);
   }
@@ -241,14 +246,14 @@ class DagBuilder {
       std::vector<TaskId> ids;
       if (cp_.active() && block) {
         ids = backward_with_cp(stage, pos, w, release, last);
-        last = tp_.collectives(stage, w.tp_bwd, pos, ids, &before);
+        last = tp_.collectives(stage, w.tp_bwd, pos, ids, tp_.overlaps_backward() ? &before : nullptr);
       } else {
         const DagContext::Work work = tp_.stretched({w.bwd_flops, w.bwd_bytes, w.bwd_s}, core_fraction(w), false);
         if (async_tp_backward(w, work)) {
           ids = backward_with_async_tp(stage, pos, w, work, release, last);
         } else {
           ids = ctx_.per_lane(stage, TaskKind::backward, pos, work, {}, release, last);
-          last = tp_.collectives(stage, w.tp_bwd, pos, ids, &before);
+          last = tp_.collectives(stage, w.tp_bwd, pos, ids, tp_.overlaps_backward() ? &before : nullptr);
         }
       }
       last = ep_.all_to_alls(stage, w.ep_bwd, w.ep_bytes, pos, last);
@@ -326,9 +331,9 @@ class DagBuilder {
   }
 
   /// Whether this layer's backward runs its TP collectives asynchronously (training.async_tp_backward,
-  /// without Transformer Engine's own overlap, which pipelines them already).
+  /// where the TP overlap does not pipeline the backward's already).
   bool async_tp_backward(const LayerWork& w, const DagContext::Work& work) const {
-    return sc_.training.behaviour.async_tp_backward && !tp_.overlapped() && ctx_.layout().tp > 1 &&
+    return sc_.training.behaviour.async_tp_backward && !tp_.overlaps_backward() && ctx_.layout().tp > 1 &&
            w.tp_bwd_async > 0 && w.tp_bwd_hiding_s > 0.0 && work.seconds > 0.0;
   }
 

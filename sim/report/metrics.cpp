@@ -236,6 +236,10 @@ std::vector<Metric> build_table() {
   add(one("scenario.overlap_tp_comm", U::flag, P::always,
           "TP collectives pipelined with their GEMMs (training.overlap_tp_comm, Megatron-Core tp_comm_overlap)",
           [](auto& in) { return json(S(in).training.behaviour.overlap_tp_comm); }));
+  add(one("scenario.tp_overlap_method", U::text, P::always,
+          "how overlapped TP collectives are pipelined: userbuffers (every pass) or async-tp (forward and "
+          "recomputation) (training.tp_overlap_method)",
+          [](auto& in) { return json(to_string(S(in).training.behaviour.tp_overlap_method)); }));
   add(one("scenario.overlap_p2p_comm", U::flag, P::always,
           "pipeline sends asynchronous beside the compute (training.overlap_p2p_comm)",
           [](auto& in) { return json(S(in).training.behaviour.overlap_p2p_comm); }));

@@ -115,8 +115,11 @@ std::string summary_table(const Scenario& sc, const RunResult& r) {
   {
     const FrameworkBehaviour& b = sc.training.behaviour;
     std::string overlaps;
+    const bool async_tp = b.tp_overlap_method == TpOverlapMethod::async_tp;
     for (auto [what, on] : {std::pair{"grads", b.overlap_grad_reduce}, {"gathers", b.overlap_param_gather},
-                            {"TP", b.overlap_tp_comm}, {"TP backward", b.async_tp_backward && !b.overlap_tp_comm},
+                            {"TP", b.overlap_tp_comm && !async_tp},
+                            {"TP forward (async TP)", b.overlap_tp_comm && async_tp},
+                            {"TP backward", b.async_tp_backward && !overlaps_tp_backward(b)},
                             {"PP", b.overlap_p2p_comm}})
       if (on) overlaps += fmt::format("{}{}", overlaps.empty() ? "" : ", ", what);
     // The accumulation pass shows only where there is one, so the line of a run without it is unchanged.
