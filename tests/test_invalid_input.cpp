@@ -120,8 +120,8 @@ TEST_CASE("Invalid scenarios give one pinned line per error", "[input]") {
                                              "/parallelism/pipeline_partition", "balanced"),
        {}, "inline.json: /parallelism/pipeline_partition: \"balanced\" conflicts with explicit pipeline_layers (remove one)"},
       {"overlap_tp_comm without SP", with(base(), "/training/overlap_tp_comm", true), {},
-       "inline.json: /training/overlap_tp_comm: needs /parallelism/sequence_parallel true (Transformer Engine overlaps "
-       "the sequence-parallel all-gather and reduce-scatter)"},
+       "inline.json: /training/overlap_tp_comm: needs /parallelism/sequence_parallel true (both methods pipeline the "
+       "sequence-parallel all-gather and reduce-scatter)"},
       {"unknown top-level key", with(base(), "/paralelism", json::object()), {},
        "inline.json: /paralelism: unknown key (got \"paralelism\", expected one of: name, description, model, "
        "hardware, gpus, nodes, seed, training, parallelism, memory, checkpoint, failures, data)"},

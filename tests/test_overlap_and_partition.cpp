@@ -118,6 +118,32 @@ TEST_CASE("Async TP hides the forward's and the recomputation's TP collectives, 
   CHECK(test::load("gpt3-175b-64-h100").training.behaviour.tp_overlap_method == TpOverlapMethod::userbuffers);
 }
 
+TEST_CASE("Per-op checkpointing's rerun all-gathers block under async TP and hide under userbuffers",
+          "[framework][simulation]") {
+  // Llama 3 8B with the pytorch-fsdp preset (per-op selective checkpointing), TP 8 with SP, FSDP over
+  // 2 replicas, one micro-batch each.
+  const std::vector<std::string> tp8 = {
+      "training.framework=\"pytorch-fsdp\"", "memory.recompute=\"selective\"", "nodes=2", "parallelism.tp=8",
+      "parallelism.dp=2", "parallelism.sequence_parallel=true", "training.global_batch_size=2",
+      "training.micro_batch_size=1", "training.iterations=1"};
+  const auto rerun_tp = [&](std::initializer_list<std::string> more) {
+    const Scenario sc = test::load("llama-3-8b-zero3-h100", plus(tp8, more));
+    REQUIRE(sc.training.behaviour.selective_recompute == SelectiveRecompute::every_other_matmul);
+    return exposed(run(sc), TaskKind::tp_comm);
+  };
+  // The recomputation's TP time is two all-gathers per block, exposed whether the TP overlap is off
+  // or async TP (which pipelines the forward's only); userbuffers hide them.
+  const double blocking = rerun_tp({}), async = rerun_tp({"training.overlap_tp_comm=true"});
+  const double userbuffers =
+      rerun_tp({"training.overlap_tp_comm=true", "training.tp_overlap_method=userbuffers"});
+  INFO("exposed TP comm: blocking " << blocking << " s, async TP " << async << " s, userbuffers "
+                                    << userbuffers);
+  // Per block in all-reduce equivalents: forward 2, recomputation 1 (two all-gathers), backward 3.
+  // Async TP hides 7/8 of the forward's: (6 - 2·7/8) / 6 of the blocking time; userbuffers 1/8.
+  CHECK(async == Approx(blocking * (6.0 - 1.75) / 6.0).epsilon(0.05));
+  CHECK(userbuffers == Approx(blocking / 8.0).epsilon(0.15));
+}
+
 TEST_CASE("Pipeline sends off the compute stream and parameter gathers without prefetch", "[framework][simulation]") {
   const std::vector<std::string> base = {"training.iterations=1"};
   const RunResult blocking = run(test::load("korthikanti-175b-selective", base));

@@ -52,16 +52,21 @@ TEST_CASE("The pytorch-fsdp preset's selective recompute is per-op checkpointing
                                          "training.global_batch_size=32"};
   CHECK(test::load("korthikanti-22b-selective", fsdp).training.behaviour.selective_recompute ==
         SelectiveRecompute::attention_core);
-  // Under TP the preset keeps Megatron's selective, and asking for per-op checkpointing is refused.
+  // Under TP with SP (torchtitan's) the preset's is per-op checkpointing too; TP without SP
+  // all-reduces, whose outputs the save list does not name: Megatron's selective stands, and asking
+  // for per-op checkpointing is refused.
   CHECK(fsdp_8b({"parallelism.tp=2", "parallelism.dp=4", "parallelism.sequence_parallel=true"})
+            .training.behaviour.selective_recompute == SelectiveRecompute::every_other_matmul);
+  CHECK(fsdp_8b({"parallelism.tp=2", "parallelism.dp=4", "parallelism.sequence_parallel=false"})
             .training.behaviour.selective_recompute == SelectiveRecompute::attention_core);
   try {
-    fsdp_8b({"parallelism.tp=2", "parallelism.dp=4", "parallelism.sequence_parallel=true",
+    fsdp_8b({"parallelism.tp=2", "parallelism.dp=4", "parallelism.sequence_parallel=false",
              "training.selective_recompute=\"every-other-matmul\""});
-    FAIL("TP 2 took every-other-matmul");
+    FAIL("TP 2 without SP took every-other-matmul");
   } catch (const InputError& e) {
     CHECK(std::string(e.what()).find("/training/selective_recompute: every-other-matmul is modelled at "
-                                     "/parallelism/tp 1 only") != std::string::npos);
+                                     "/parallelism/tp 1 or with /parallelism/sequence_parallel true") !=
+          std::string::npos);
   }
 }
 
@@ -78,6 +83,15 @@ TEST_CASE("Per-op checkpointing keeps the block input, the attention output and 
   p.tp = 2;
   CHECK(layer_activation_bytes(g, 5, p) ==
         Approx(2.0 * (kHidden + kHidden / 2 + kHidden / 2 + kKv / 2 + kFfn / 2 + kHidden) * tokens));
+  // Under TP 8 with SP the block input is the rank's sequence shard, and the reduce-scatters after wo
+  // and w2 (on the save list) keep their outputs, a sequence shard each; w2's own output is still
+  // the whole hidden state.
+  p.tp = 8;
+  p.sequence_parallel = true;
+  CHECK(layer_activation_bytes(g, 5, p) ==
+        Approx(2.0 * (kHidden / 8 + kHidden / 8 + kHidden / 8 + kKv / 8 + kFfn / 8 + kHidden + 2 * kHidden / 8) *
+               tokens));
+  p.sequence_parallel = false;
   // Megatron's selective keeps far more of the same block (everything but the attention core's).
   p.tp = 1;
   p.selective = SelectiveRecompute::attention_core;
@@ -104,4 +118,19 @@ TEST_CASE("Per-op checkpointing reruns wk, wo and w3 and the elementwise ops, no
   // What the kept tensors leave out is rebuilt before the backward.
   ActivationPolicy none{1, false, Recompute::none, 1};
   CHECK(w.saved + w.rebuilt == Approx(layer_activation_bytes(g, 5, none)));
+}
+
+TEST_CASE("Per-op checkpointing under TP with SP reruns the block's two input all-gathers", "[recompute]") {
+  // Llama 3 8B, TP 8 with SP: the recomputation's TP collectives are the all-gathers before attention
+  // and MLP, one of the hidden state each (torchtitan's save list keeps the reduce-scatters').
+  const std::vector<std::string> tp8 = {"nodes=2", "parallelism.tp=8", "parallelism.dp=2",
+                                        "parallelism.sequence_parallel=true", "training.global_batch_size=2",
+                                        "training.micro_batch_size=1", "training.iterations=1"};
+  const Scenario sc = fsdp_8b(tp8);
+  REQUIRE(sc.training.behaviour.selective_recompute == SelectiveRecompute::every_other_matmul);
+  const ComputeGraph g = graph_of(sc);
+  const std::vector<LayerWork> work = layer_work(sc, g);
+  CHECK(work[5].tp_rerun_gathers == 2);
+  CHECK(rerun_work(work[5], Recompute::selective, SelectiveRecompute::every_other_matmul).tp_all_gathers == 2);
+  CHECK(rerun_work(work[5], Recompute::selective, SelectiveRecompute::attention_core).tp_all_gathers == 0);
 }

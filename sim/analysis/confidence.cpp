@@ -177,10 +177,12 @@ Confidence assess_confidence(const Scenario& sc, const RunResult& r) {
   const FrameworkBehaviour& b = sc.training.behaviour;
   if (b.overlap_tp_comm && sc.parallelism.tp > 1 && b.tp_overlap_method == TpOverlapMethod::async_tp)
     c.warnings.push_back(fmt::format("async TP is timed as pipelining the forward's and the recomputation's TP "
-                                     "collectives, the backward's blocking: on the one measured run (torchtitan, "
-                                     "Llama 3.1 70B on 256 H100, docs/validation.md) that gives +{:.0f} % throughput "
-                                     "over blocking TP where AsyncTP measured +{:.1f} %: expect less",
-                                     kAsyncTpStrataGainPercent, kAsyncTpMeasuredGainPercent));
+                                     "collectives, the backward's blocking: on the {} measured pairs (torchtitan, "
+                                     "Llama 3.1 8B and 70B on H100, docs/validation.md) that gives +{:.0f} to +{:.0f} % "
+                                     "throughput over blocking TP where async TP measured +{:.0f} to +{:.0f} %",
+                                     kAsyncTpStrataGain.runs, kAsyncTpStrataGain.low_percent,
+                                     kAsyncTpStrataGain.high_percent, kAsyncTpMeasuredGain.low_percent,
+                                     kAsyncTpMeasuredGain.high_percent));
   else if (b.overlap_tp_comm && sc.parallelism.tp > 1 && sc.training.framework != Framework::megatron_core)
     c.warnings.push_back(fmt::format("overlapped TP communication is timed as Transformer Engine's userbuffers "
                                      "pipeline it (training.tp_overlap_method userbuffers), measured with "
@@ -212,7 +214,7 @@ Confidence assess_confidence(const Scenario& sc, const RunResult& r) {
       !sc.per_op_checkpointing_modelled())
     c.warnings.push_back("selective recompute is timed as Megatron's (the attention core rerun), not as PyTorch's "
                          "per-op checkpointing, which is modelled on bias-free dense blocks with flash attention at "
-                         "TP 1 only and keeps less and reruns more");
+                         "TP 1 or with sequence parallelism and keeps less and reruns more");
   if (!c.validated_framework)
     c.warnings.push_back(fmt::format("framework {} has no measured runs in docs/validation.md",
                                      to_string(sc.training.framework)));

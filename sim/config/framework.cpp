@@ -192,7 +192,8 @@ const std::vector<FrameworkDoc>& framework_docs() {
        "ZeRO-3, in the next forward, one unit ahead); "
        "TP collectives and pipeline sends blocking; FlashAttention-2 (SDPA); norms, activations and rotary "
        "embeddings eager, one kernel per tensor op (no torch.compile); selective recompute as torchtitan's "
-       "per-op checkpointing (every other matmul rerun) on bias-free dense blocks with flash attention at TP 1; the loss's log-softmax beside the fp32 "
+       "per-op checkpointing (every other matmul rerun) on bias-free dense blocks with flash attention at TP 1 or with "
+       "SP; the loss's log-softmax beside the fp32 "
        "copy of the logits (F.cross_entropy); training.overlap_tp_comm as PyTorch's async TP (forward and "
        "recomputation only)",
        true},

@@ -113,7 +113,8 @@ struct FrameworkBehaviour {
   /// each dispatched as the forward reaches the layer before (its forward pre-hooks).
   bool align_param_gather = false;
   /// Tensor-parallel all-gathers and reduce-scatters pipelined with the GEMMs they feed (Megatron-Core
-  /// tp_comm_overlap through Transformer Engine's userbuffers); false: they block the compute stream.
+  /// tp_comm_overlap through Transformer Engine's userbuffers, PyTorch's async TP: tp_overlap_method);
+  /// false: they block the compute stream.
   bool overlap_tp_comm = false;
   /// How they are pipelined when overlap_tp_comm is on.
   TpOverlapMethod tp_overlap_method = TpOverlapMethod::userbuffers;

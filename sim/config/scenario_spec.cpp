@@ -657,10 +657,12 @@ Scenario parse_scenario(const json& doc, const SourceMap& sources) {
       tr.error_at_cause({"selective_recompute"}, "every-other-matmul is modelled for dense blocks with standard "
                                                  "flash attention and bias-free linears; this model has experts, "
                                                  "latent attention, biases or attention without a flash kernel");
-    else if (t.behaviour.selective_recompute == SelectiveRecompute::every_other_matmul && p.tp > 1)
-      tr.error_at_cause({"selective_recompute"}, "every-other-matmul is modelled at /parallelism/tp 1 only (under TP "
-                                                 "its saved outputs and reruns involve the sequence-parallel "
-                                                 "collectives); use attention-core");
+    else if (t.behaviour.selective_recompute == SelectiveRecompute::every_other_matmul && p.tp > 1 &&
+             !p.sequence_parallel)
+      tr.error_at_cause({"selective_recompute"}, "every-other-matmul is modelled at /parallelism/tp 1 or with "
+                                                 "/parallelism/sequence_parallel true (TP without SP all-reduces, "
+                                                 "whose outputs torchtitan's save list does not keep); use "
+                                                 "attention-core");
   }
   t.behaviour.logit_metrics = static_cast<int>(tr.integer("logit_metrics"));
   if (tr.has("cross_entropy"))
@@ -677,8 +679,8 @@ Scenario parse_scenario(const json& doc, const SourceMap& sources) {
     // Transformer Engine overlaps the sequence-parallel all-gather and reduce-scatter; Megatron-Bridge
     // refuses tp_comm_overlap without sequence parallelism.
     if (t.behaviour.overlap_tp_comm && p.tp > 1 && !p.sequence_parallel)
-      tr.error_at_cause({"overlap_tp_comm"}, "needs /parallelism/sequence_parallel true (Transformer Engine overlaps "
-                                            "the sequence-parallel all-gather and reduce-scatter)");
+      tr.error_at_cause({"overlap_tp_comm"}, "needs /parallelism/sequence_parallel true (both methods pipeline the "
+                                            "sequence-parallel all-gather and reduce-scatter)");
   }
   if (sc.memory.offload.gpudirect) {
     if (!sc.hardware.local_ssd.gpudirect_storage)

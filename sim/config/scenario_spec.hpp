@@ -167,9 +167,11 @@ struct Scenario {
   /// aten.mm and SDPA's flash and efficient kernels: a biased linear is aten.addmm and eager attention
   /// is bmm and softmax, neither saved).
   bool per_op_checkpointing_blocks() const;
-  /// ... and at TP 1: under TP with SP the saved outputs include the reduce-scatters' and a rerun
-  /// repeats the all-gathers, which the every-other-matmul counting leaves out.
-  bool per_op_checkpointing_modelled() const { return per_op_checkpointing_blocks() && parallelism.tp == 1; }
+  /// ... and at TP 1 or under TP with SP (torchtitan's TP: the reduce-scatters' outputs kept, the
+  /// all-gathers rerun); TP without SP all-reduces, whose outputs the save list does not name.
+  bool per_op_checkpointing_modelled() const {
+    return per_op_checkpointing_blocks() && (parallelism.tp == 1 || parallelism.sequence_parallel);
+  }
 
   /// Micro-batches per iteration per pipeline: global / (micro · dp).
   std::int64_t num_microbatches() const {

@@ -243,6 +243,7 @@ std::vector<LayerWork> layer_work(const Scenario& sc, const ComputeGraph& graph,
     LayerWork& w = work[static_cast<std::size_t>(l)];
     const bool attention_only = folded_moe && w.expert_params > 0.0;
     w.tp_fwd = attention_only ? 1 : kBlockCollectives;
+    w.tp_rerun_gathers = w.tp_fwd;  // one all-gather before each sub-block's column-parallel linears
     w.tp_bwd = attention_only ? (sp ? 2 : 1) : (sp ? 3 : 2);
     // The all-reduces (with SP the gathers and scatters) beside the column-parallel linears.
     w.tp_bwd_async = attention_only ? 1 : kBlockCollectives;
@@ -273,7 +274,8 @@ RerunWork rerun_work(const LayerWork& w, Recompute recompute, SelectiveRecompute
     case Recompute::selective:
       switch (selective) {
         case SelectiveRecompute::attention_core: return {w.core_flops, w.core_bytes, w.core_s};
-        case SelectiveRecompute::every_other_matmul: return {w.rerun_flops, w.rerun_bytes, w.rerun_s};
+        case SelectiveRecompute::every_other_matmul:
+          return {w.rerun_flops, w.rerun_bytes, w.rerun_s, w.tp_rerun_gathers};
       }
   }
   return {};

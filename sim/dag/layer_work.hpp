@@ -53,6 +53,10 @@ struct LayerWork {
   /// (see StageMemory::all_parameters).
   double all_params = 0.0;
   int tp_fwd = 0, tp_bwd = 0;  ///< TP collectives on the hidden-state buffer, forward and backward
+  /// All-gathers of the hidden-state buffer per-op checkpointing reruns under TP with SP, one per
+  /// column-parallel input of the block: torchtitan's save list keeps the reduce-scatters' outputs,
+  /// not the all-gathers' (docs/references.md).
+  int tp_rerun_gathers = 0;
   /// Of tp_bwd, the collectives Megatron issues asynchronously beside the column-parallel linears'
   /// backward GEMMs (the input-gradient all-reduces; with SP the input re-gathers and the gradient
   /// reduce-scatters), and the kernel seconds of those GEMMs (the weight gradients; with SP the input
@@ -83,6 +87,7 @@ std::vector<LayerWork> layer_work(const Scenario& sc, const ComputeGraph& graph,
 /// other matmul (selective as per-op checkpointing); nothing without recompute.
 struct RerunWork {
   double flops = 0.0, bytes = 0.0, seconds = 0.0;
+  int tp_all_gathers = 0;  ///< TP all-gathers the rerun repeats (full recomputation: see kBlockCollectives)
 };
 RerunWork rerun_work(const LayerWork& w, Recompute recompute, SelectiveRecompute selective);
 

@@ -10,12 +10,15 @@ void RecomputeEmitter::before_backward(int stage, const DagContext::ChunkPos& po
   const RerunWork rerun = rerun_work(w, policy_, selective_);
   const DagContext::Work work{rerun.flops, rerun.bytes, rerun.seconds};
   // A full recomputation reruns the block's forward GEMMs, with their TP collectives overlapped as
-  // the forward's are.
+  // the forward's are; per-op checkpointing under SP repeats the all-gathers of the block's inputs
+  // (it keeps the reduce-scatters' outputs), overlapped where the TP overlap pipelines them.
   const DagContext::Frontier before = last;
   const double core_fraction = w.block_s > 0.0 ? w.core_s / w.block_s : 0.0;
   auto ids = ctx_.per_lane(stage, TaskKind::recompute, pos, full ? tp_.stretched(work, core_fraction, true) : work,
                            alloc, {}, last);
-  last = tp_.collectives(stage, full ? kBlockCollectives : 0, pos, ids, &before);
+  last = full ? tp_.collectives(stage, kBlockCollectives, pos, ids, &before)
+              : tp_.collectives(stage, rerun.tp_all_gathers, pos, ids,
+                                tp_.overlaps_per_op_rerun() ? &before : nullptr, Collective::all_gather);
   // Rerunning a whole MoE block dispatches and combines its tokens again.
   last = ep_.all_to_alls(stage, full ? w.ep_fwd : 0, w.ep_bytes, pos, last);
   release.push_back({Tier::hbm, MemoryUse::workspace, w.rebuilt});

@@ -20,7 +20,7 @@ DagContext::Work TensorParallelEmitter::stretched(DagContext::Work work, double 
 /// volume and step count, so they are modelled as the equivalent all-reduces.
 DagContext::Frontier TensorParallelEmitter::collectives(int stage, int count, const DagContext::ChunkPos& pos,
                                                         const std::vector<TaskId>& producers,
-                                                        const DagContext::Frontier* before) {
+                                                        const DagContext::Frontier* before, Collective op) {
   const RankLayout& layout = ctx_.layout();
   const auto& lanes = ctx_.lanes();
   DagContext::Frontier out(lanes.size());
@@ -39,14 +39,15 @@ DagContext::Frontier TensorParallelEmitter::collectives(int stage, int count, co
     for (std::size_t i : members) simulated.push_back(ctx_.rank_of(stage, lanes[i]));
     std::vector<TaskId> after;
     for (std::size_t i : members) after.push_back(producers[i]);
-    // Overlapped slices move through Transformer Engine's userbuffers, not NCCL calls: they do not
-    // pay NCCL's per-call cost (nvlink.collective_latency).
+    // Overlapped slices move through Transformer Engine's userbuffers or async TP's symmetric memory,
+    // not NCCL calls: they do not pay NCCL's per-call cost (nvlink.collective_latency).
     if (overlap) {
       std::vector<TaskId> start;
       for (std::size_t i : members) start.insert(start.end(), (*before)[i].begin(), (*before)[i].end());
-      after.push_back(add_collective(stage, count, hidden_share, false, pos, simulated, std::move(start)));
+      after.push_back(add_collective(stage, count, hidden_share, false, pos, simulated, std::move(start), 0.0, op));
     }
-    const TaskId id = add_collective(stage, count, 1.0 - hidden_share, !overlap, pos, simulated, std::move(after));
+    const TaskId id =
+        add_collective(stage, count, 1.0 - hidden_share, !overlap, pos, simulated, std::move(after), 0.0, op);
     for (std::size_t i : members) out[i] = {id};
   }
   return out;
@@ -75,9 +76,9 @@ DagContext::Frontier TensorParallelEmitter::issued_within(int stage, int count, 
 TaskId TensorParallelEmitter::add_collective(int stage, int count, double share, bool nccl,
                                              const DagContext::ChunkPos& pos,
                                              const std::vector<std::int64_t>& simulated, std::vector<TaskId> deps,
-                                             double delay_s) {
+                                             double delay_s, Collective op) {
   const RankLayout& layout = ctx_.layout();
-  Task t = ring_collective(Collective::all_reduce, layout.tp_group(simulated.front()), simulated,
+  Task t = ring_collective(op, layout.tp_group(simulated.front()), simulated,
                            share * count * hidden_bytes_, TaskKind::tp_comm, Stream::tp_comm, layout);
   t.latency_steps *= count;
   t.collective_calls = nccl ? count : 0;

@@ -8,6 +8,7 @@
 #include <map>
 #include <vector>
 
+#include "sim/dag/collectives.hpp"
 #include "sim/dag/dag_context.hpp"
 
 namespace strata {
@@ -21,6 +22,10 @@ struct TpOverlap {
   /// The backward's collectives pipelined too (userbuffers); false: only the forward's and the
   /// recomputation's (PyTorch's async TP), the backward's block.
   bool backward = true;
+  /// The all-gathers per-op selective checkpointing reruns pipelined with the rerun GEMMs
+  /// (userbuffers); false: they block (async TP: measured, its gain is the forward's alone on
+  /// torchtitan's per-op-checkpointed Llama 3 8B; docs/references.md).
+  bool per_op_rerun = true;
   /// Compute-time factor of the overlapped GEMMs, forward and backward: the SMs the communication
   /// kernels hold are lost to them (sm_count / (sm_count - comm SMs)).
   double forward_stretch = 1.0, backward_stretch = 1.0;
@@ -36,17 +41,20 @@ class TensorParallelEmitter {
   bool overlapped() const { return overlap_.enabled && ctx_.layout().tp > 1; }
   /// Whether a layer's backward collectives are overlapped with its GEMMs.
   bool overlaps_backward() const { return overlapped() && overlap_.backward; }
+  /// Whether the all-gathers per-op checkpointing reruns are overlapped with the rerun GEMMs.
+  bool overlaps_per_op_rerun() const { return overlapped() && overlap_.per_op_rerun; }
   /// The layer's compute with its GEMM part (everything but the attention core, `core_fraction` of
   /// the seconds; the backward's taken as the forward's) slowed by the overlap's SMs; unchanged when
   /// that pass is not overlapped or without kernel seconds.
   DagContext::Work stretched(DagContext::Work work, double core_fraction, bool forward) const;
 
-  /// `count` all-reduce equivalents after `producers` (one per lane); returns the new frontier.
-  /// Overlapped (and `before`, the frontier the producers started from, given): all but one chunk
-  /// of them starts with the producers and runs beside them; the last chunk follows both.
+  /// `count` all-reduce equivalents (or `op`s) after `producers` (one per lane); returns the new
+  /// frontier. Overlapped (and `before`, the frontier the producers started from, given): all but one
+  /// chunk of them starts with the producers and runs beside them; the last chunk follows both.
   DagContext::Frontier collectives(int stage, int count, const DagContext::ChunkPos& pos,
                                    const std::vector<TaskId>& producers,
-                                   const DagContext::Frontier* before = nullptr);
+                                   const DagContext::Frontier* before = nullptr,
+                                   Collective op = Collective::all_reduce);
 
   /// `count` all-reduce equivalents issued from inside a kernel that is running (Megatron's
   /// asynchronous TP backward): per TP group, ready when the kernel may start (`kernel_start`: per
@@ -59,7 +67,8 @@ class TensorParallelEmitter {
   /// One task for a TP group (`simulated`: its simulated members): `share` of `count` all-reduce
   /// equivalents after `deps`; `nccl` says whether each pays NCCL's call latency.
   TaskId add_collective(int stage, int count, double share, bool nccl, const DagContext::ChunkPos& pos,
-                        const std::vector<std::int64_t>& simulated, std::vector<TaskId> deps, double delay_s = 0.0);
+                        const std::vector<std::int64_t>& simulated, std::vector<TaskId> deps, double delay_s = 0.0,
+                        Collective op = Collective::all_reduce);
   /// Lane indices per TP group (keyed by replica index).
   std::map<std::int64_t, std::vector<std::size_t>> groups() const;
 

@@ -57,6 +57,7 @@ TpOverlap tp_overlap(const Scenario& sc) {
   o.enabled = b.overlap_tp_comm;
   o.chunks = static_cast<int>(sc.parallelism.tp);
   o.backward = overlaps_tp_backward(b);
+  o.per_op_rerun = overlaps_tp_backward(b);
   // Async TP moves its slices with copy engines: no SMs are taken from the GEMMs.
   const bool holds_sms = b.tp_overlap_method == TpOverlapMethod::userbuffers;
   const double sms = static_cast<double>(sc.hardware.kernels.sm_count);

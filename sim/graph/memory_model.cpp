@@ -30,11 +30,16 @@ double per_op_selective_bytes(const Op& op, int& position, const ActivationPolic
   if (op.kind == OpKind::attention_core) kept += rank_bytes({"", op.output_bytes, Split::tensor}, policy);
   double widths = 0.0;
   for (double w : op.native_matmuls) widths += w;
-  // Column-parallel outputs divide over TP; a row-parallel one is the whole hidden state.
-  const Split split =
-      op.kind == OpKind::attention_output || op.kind == OpKind::mlp_down ? Split::sequence : Split::tensor;
+  // Column-parallel outputs divide over TP; a row-parallel one is the whole hidden state (partial
+  // sums, before its reduction), with SP too.
+  const bool row_parallel = op.kind == OpKind::attention_output || op.kind == OpKind::mlp_down;
+  const Split split = row_parallel ? Split::replicated : Split::tensor;
   for (double w : op.native_matmuls)
     if (++position % 2 == 1) kept += rank_bytes({"", op.output_bytes * w / widths, split}, policy);
+  // Under SP the reduce-scatter after a row-parallel linear is on torchtitan's save list: its output,
+  // the rank's sequence shard, is kept whether the matmul's is or not.
+  if (row_parallel && policy.tp > 1 && policy.sequence_parallel)
+    kept += rank_bytes({"", op.output_bytes, Split::sequence}, policy);
   return kept;
 }
 

@@ -118,7 +118,7 @@ std::string summary_table(const Scenario& sc, const RunResult& r) {
     const bool async_tp = b.tp_overlap_method == TpOverlapMethod::async_tp;
     for (auto [what, on] : {std::pair{"grads", b.overlap_grad_reduce}, {"gathers", b.overlap_param_gather},
                             {"TP", b.overlap_tp_comm && !async_tp},
-                            {"TP forward (async TP)", b.overlap_tp_comm && async_tp},
+                            {"TP forward+recompute (async TP)", b.overlap_tp_comm && async_tp},
                             {"TP backward", b.async_tp_backward && !overlaps_tp_backward(b)},
                             {"PP", b.overlap_p2p_comm}})
       if (on) overlaps += fmt::format("{}{}", overlaps.empty() ? "" : ", ", what);
