@@ -9,8 +9,9 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
-#include <limits>
 #include <sstream>
+#include <utility>
+#include <vector>
 
 #include "doc_region.hpp"
 #include "sim/analysis/confidence.hpp"
@@ -151,21 +152,23 @@ TEST_CASE("Validation table: published training throughputs", "[validation][simu
                        fitting, rows.size(), misfits.empty() ? "" : " It does not for these, with the reason:\n\n" + misfits);
   // The confidence lines quote the bands of MoE, DeepSpeed and offloaded runs (sim/analysis/confidence.hpp): they
   // must be this table's (FSDP's are the llm-foundry sweep's: tests/test_validation_foundry.cpp).
-  const auto check_band = [&](const char* regime, const strata::ValidatedBand& band, auto&& in_regime) {
-    int runs = 0;
-    double low = std::numeric_limits<double>::infinity(), high = -low;
-    for (const Row& r : rows) {
-      if (!in_regime(r)) continue;
-      ++runs;
-      low = std::min(low, 100.0 * error(r));
-      high = std::max(high, 100.0 * error(r));
-    }
-    INFO(fmt::format("{}: {} runs, {:+.1f} % to {:+.1f} % in the table; confidence.hpp says {} runs, {:+.1f} % to "
-                     "{:+.1f} %",
-                     regime, runs, low, high, band.runs, band.low_percent, band.high_percent));
-    CHECK(runs == band.runs);
+  // A band quoted by a confidence line: how many values and their range, as the table gives them.
+  const auto check_range = [](const std::string& what, const strata::ValidatedBand& band,
+                              const std::vector<double>& values) {
+    const auto [low, high] = values.empty() ? std::pair{0.0, 0.0}
+                                            : std::pair{*std::min_element(values.begin(), values.end()),
+                                                        *std::max_element(values.begin(), values.end())};
+    INFO(fmt::format("{}: {} in the table, {:+.1f} % to {:+.1f} %; confidence.hpp says {}, {:+.1f} % to {:+.1f} %",
+                     what, values.size(), low, high, band.runs, band.low_percent, band.high_percent));
+    CHECK(static_cast<int>(values.size()) == band.runs);
     CHECK(std::fabs(low - band.low_percent) <= 0.5);
     CHECK(std::fabs(high - band.high_percent) <= 0.5);
+  };
+  const auto check_band = [&](const char* regime, const strata::ValidatedBand& band, auto&& in_regime) {
+    std::vector<double> errors;
+    for (const Row& r : rows)
+      if (in_regime(r)) errors.push_back(100.0 * error(r));
+    check_range(regime, band, errors);
   };
   check_band("mixture of experts", strata::kMoeBand, [](const Row& r) { return r.moe; });
   check_band("deepspeed", strata::kDeepspeedBand,
@@ -181,25 +184,16 @@ TEST_CASE("Validation table: published training throughputs", "[validation][simu
   // The async-TP warning quotes the gains of the pairs with and without it (ids NAME and NAME-asynctp),
   // measured and Strata's.
   const auto check_gains = [&](const char* whose, const strata::ValidatedBand& band, auto&& value) {
-    int pairs = 0;
-    double low = std::numeric_limits<double>::infinity(), high = -low;
+    const std::string suffix = "-asynctp";
+    std::vector<double> gains;
     for (const Row& async : rows) {
-      const std::string suffix = "-asynctp";
       if (async.id.size() <= suffix.size() || async.id.substr(async.id.size() - suffix.size()) != suffix) continue;
       const std::string blocking_id = async.id.substr(0, async.id.size() - suffix.size());
       const auto blocking = std::find_if(rows.begin(), rows.end(), [&](const Row& r) { return r.id == blocking_id; });
       REQUIRE(blocking != rows.end());
-      ++pairs;
-      const double gain = 100.0 * (value(async) / value(*blocking) - 1.0);
-      low = std::min(low, gain);
-      high = std::max(high, gain);
+      gains.push_back(100.0 * (value(async) / value(*blocking) - 1.0));
     }
-    INFO(fmt::format("async TP gain {}: {} pairs, {:+.1f} % to {:+.1f} %; confidence.hpp says {} pairs, {:+.1f} % to "
-                     "{:+.1f} %",
-                     whose, pairs, low, high, band.runs, band.low_percent, band.high_percent));
-    CHECK(pairs == band.runs);
-    CHECK(std::fabs(low - band.low_percent) <= 0.5);
-    CHECK(std::fabs(high - band.high_percent) <= 0.5);
+    check_range(fmt::format("async TP gain, {}", whose), band, gains);
   };
   check_gains("measured", strata::kAsyncTpMeasuredGain, [](const Row& r) { return r.measured; });
   check_gains("Strata", strata::kAsyncTpStrataGain, [](const Row& r) { return r.strata; });
