@@ -178,8 +178,9 @@ Confidence assess_confidence(const Scenario& sc, const RunResult& r) {
   if (b.overlap_tp_comm && sc.parallelism.tp > 1 && b.tp_overlap_method == TpOverlapMethod::async_tp)
     c.warnings.push_back(fmt::format("async TP is timed as pipelining the forward's and the recomputation's TP "
                                      "collectives, the backward's blocking: on the {} measured pairs (torchtitan, "
-                                     "Llama 3.1 8B and 70B on H100, docs/validation.md) that gives +{:.0f} to +{:.0f} % "
-                                     "throughput over blocking TP where async TP measured +{:.0f} to +{:.0f} %",
+                                     "Llama 3.1 8B and 70B on H100, docs/validation.md) that gives +{:.0f} to "
+                                     "+{:.0f} % throughput over blocking TP where async TP measured +{:.0f} to "
+                                     "+{:.0f} %",
                                      kAsyncTpStrataGain.runs, kAsyncTpStrataGain.low_percent,
                                      kAsyncTpStrataGain.high_percent, kAsyncTpMeasuredGain.low_percent,
                                      kAsyncTpMeasuredGain.high_percent));

@@ -85,8 +85,9 @@ void register_builtin_policies(PolicyCatalog& catalog) {
                  "PyTorch's per-op selective checkpointing as torchtitan applies it (selective_ac_option op): keeps "
                  "the block input, the attention kernel's output and every second matmul's output from the "
                  "block's first (wq, wv, w1, w2 of a gated block; wq, wv, w1 of a GeLU one); reruns the others and "
-                 "every elementwise op before the backward; under TP with SP also the all-gathers of the block's inputs, "
-                 "the reduce-scatters' outputs kept (bias-free dense blocks, standard attention, TP 1 or with SP)"}}});
+                 "every elementwise op before the backward; under TP with SP also the all-gathers of the block's "
+                 "inputs, the reduce-scatters' outputs kept (bias-free dense blocks, standard attention, TP 1 or "
+                 "with SP)"}}});
   catalog.add({"tp_overlap_method", "training.tp_overlap_method",
                "how training.overlap_tp_comm pipelines the TP collectives with the GEMMs (default from the framework "
                "preset)",
