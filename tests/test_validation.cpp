@@ -58,6 +58,18 @@ std::string format_value(double v, const std::string& metric) {
   return fmt::format("{:.0f} tokens/s/GPU", v);
 }
 
+/// The confidence lines of `scenario` with `sets`, for a model of `parameters`, one per line (no
+/// simulation: the lines that depend on the scenario alone).
+std::string confidence_warnings(const std::string& scenario, const std::vector<std::string>& sets,
+                                double parameters) {
+  const strata::Scenario sc = strata::test::load(scenario, sets);
+  strata::RunResult r;
+  r.parameters = parameters;
+  std::string all;
+  for (const auto& w : strata::assess_confidence(sc, r).warnings) all += w + "\n";
+  return all;
+}
+
 }  // namespace
 
 TEST_CASE("Validation table: published training throughputs", "[validation][simulation][slow]") {
@@ -213,13 +225,7 @@ TEST_CASE("Validation table: published training throughputs", "[validation][simu
 
 TEST_CASE("A pytorch-fsdp run says how optimistic Strata was on the published FSDP runs", "[validation][confidence]") {
   const auto warnings = [](const std::string& framework) {
-    const strata::Scenario sc =
-        strata::test::load("llama-3-8b-zero3-h100", {fmt::format("training.framework=\"{}\"", framework)});
-    strata::RunResult r;
-    r.parameters = 8.0e9;
-    std::string all;
-    for (const auto& w : strata::assess_confidence(sc, r).warnings) all += w + "\n";
-    return all;
+    return confidence_warnings("llama-3-8b-zero3-h100", {fmt::format("training.framework=\"{}\"", framework)}, 8.0e9);
   };
   const std::string fsdp = warnings("pytorch-fsdp");
   INFO(fsdp);
@@ -232,12 +238,7 @@ TEST_CASE("A pytorch-fsdp run whose selective recompute falls back to Megatron's
   const auto warnings = [](const std::vector<std::string>& sets) {
     std::vector<std::string> all_sets = {"training.framework=\"pytorch-fsdp\""};
     all_sets.insert(all_sets.end(), sets.begin(), sets.end());
-    const strata::Scenario sc = strata::test::load("llama-3-8b-zero3-h100", all_sets);
-    strata::RunResult r;
-    r.parameters = 8.0e9;
-    std::string all;
-    for (const auto& w : strata::assess_confidence(sc, r).warnings) all += w + "\n";
-    return all;
+    return confidence_warnings("llama-3-8b-zero3-h100", all_sets, 8.0e9);
   };
   const std::string line = "selective recompute is timed as Megatron's (the attention core rerun), not as PyTorch's";
   CHECK(warnings({}).find(line) == std::string::npos);  // TP 1, dense, bias-free: per-op
@@ -248,12 +249,7 @@ TEST_CASE("A pytorch-fsdp run whose selective recompute falls back to Megatron's
 TEST_CASE("A deepspeed run with pipeline stages says Strata was optimistic on every Megatron-DeepSpeed run",
           "[validation][confidence]") {
   const auto warnings = [](const std::string& scenario, const std::vector<std::string>& sets) {
-    const strata::Scenario sc = strata::test::load(scenario, sets);
-    strata::RunResult r;
-    r.parameters = 175.0e9;
-    std::string all;
-    for (const auto& w : strata::assess_confidence(sc, r).warnings) all += w + "\n";
-    return all;
+    return confidence_warnings(scenario, sets, 175.0e9);
   };
   const std::string pipelined = warnings("gpt3-175b-1024-a100", {"training.framework=\"deepspeed\""});
   INFO(pipelined);
@@ -309,15 +305,11 @@ TEST_CASE("Exposed TP all-reduces on an NVLink SHARP node say they are timed as 
 
 TEST_CASE("An overlapped-TP run outside megatron-core says how its method was validated", "[validation][confidence]") {
   const auto warnings = [](const std::string& method) {
-    const strata::Scenario sc = strata::test::load(
-        "llama-3-8b-zero3-h100", {"training.framework=\"pytorch-fsdp\"", "parallelism.tp=2", "parallelism.dp=4",
-                                  "parallelism.sequence_parallel=true", "training.overlap_tp_comm=true",
-                                  fmt::format("training.tp_overlap_method=\"{}\"", method)});
-    strata::RunResult r;
-    r.parameters = 8.0e9;
-    std::string all;
-    for (const auto& w : strata::assess_confidence(sc, r).warnings) all += w + "\n";
-    return all;
+    return confidence_warnings("llama-3-8b-zero3-h100",
+                               {"training.framework=\"pytorch-fsdp\"", "parallelism.tp=2", "parallelism.dp=4",
+                                "parallelism.sequence_parallel=true", "training.overlap_tp_comm=true",
+                                fmt::format("training.tp_overlap_method=\"{}\"", method)},
+                               8.0e9);
   };
   const std::string async = warnings("async-tp");
   INFO(async);
