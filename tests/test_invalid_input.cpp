@@ -92,7 +92,8 @@ TEST_CASE("Invalid scenarios give one pinned line per error", "[input]") {
        "inline.json: /training/seq_length: unknown key (got \"seq_length\", expected one of: seq_len, "
        "micro_batch_size, global_batch_size, precision, grad_precision, state_precision, optimizer, "
        "iterations, flash_attention, framework, attention_kernel, overlap_grad_reduce, overlap_param_gather, "
-       "align_param_gather, overlap_tp_comm, tp_overlap_method, overlap_p2p_comm, async_tp_backward, "
+       "align_param_gather, overlap_tp_comm, tp_overlap_method, sequence_parallel_style, overlap_p2p_comm, "
+       "async_tp_backward, "
        "fused_elementwise, grad_accumulation, "
        "selective_recompute, cross_entropy, logit_metrics, moe)"},
       // Explicit pipeline partitions (base: 96 layers, pp 8, virtual_stages 3).

@@ -30,6 +30,16 @@ double exposed(const RunResult& r, TaskKind kind) {
 const std::vector<std::string> kPipelined8b = {"training.iterations=1", "parallelism.zero_stage=1",
                                                "parallelism.pp=4"};
 
+/// A scenario's layer work (sim/dag/layer_work): one entry per block, in order.
+std::vector<LayerWork> work_of(const Scenario& sc) {
+  const ComputeGraph graph = build_compute_graph(
+      sc.model, {.seq_len = sc.training.seq_len,
+                 .micro_batch = sc.training.micro_batch_size,
+                 .activation_bytes = std::max(2.0, bytes_per_element(sc.training.precision)),
+                 .flash_attention = sc.training.flash_attention});
+  return layer_work(sc, graph);
+}
+
 std::vector<std::string> plus(std::vector<std::string> sets, std::initializer_list<std::string> more) {
   sets.insert(sets.end(), more);
   return sets;
@@ -138,10 +148,54 @@ TEST_CASE("Per-op checkpointing's rerun all-gathers block under async TP and hid
       rerun_tp({"training.overlap_tp_comm=true", "training.tp_overlap_method=userbuffers"});
   INFO("exposed TP comm: blocking " << blocking << " s, async TP " << async << " s, userbuffers "
                                     << userbuffers);
-  // Per block in all-reduce equivalents: forward 2, recomputation 1 (two all-gathers), backward 3.
-  // Async TP hides 7/8 of the forward's: (6 - 2·7/8) / 6 of the blocking time; userbuffers 1/8.
-  CHECK(async == Approx(blocking * (6.0 - 1.75) / 6.0).epsilon(0.05));
+  // Per block in all-reduce equivalents: forward 2, recomputation 1 (two all-gathers), backward 2
+  // (DTensor's sequence parallelism gathers nothing again for the weight gradients). Async TP hides
+  // 7/8 of the forward's: (5 - 2·7/8) / 5 of the blocking time; userbuffers 1/8.
+  CHECK(async == Approx(blocking * (5.0 - 1.75) / 5.0).epsilon(0.05));
   CHECK(userbuffers == Approx(blocking / 8.0).epsilon(0.15));
+}
+
+TEST_CASE("DTensor's sequence parallelism copies the tensor around each collective, gathers nothing again and "
+          "keeps the gathered inputs",
+          "[framework][activations]") {
+  // Llama 3 8B with the pytorch-fsdp preset at TP 8 with SP, two sequences of 8192 per micro-batch.
+  const std::vector<std::string> tp8 = {"training.framework=\"pytorch-fsdp\"", "memory.recompute=\"none\"",
+                                        "nodes=2", "parallelism.tp=8", "parallelism.dp=2",
+                                        "parallelism.sequence_parallel=true", "training.global_batch_size=4",
+                                        "training.micro_batch_size=2", "training.iterations=1"};
+  const auto load = [&](std::initializer_list<std::string> more) {
+    return test::load("llama-3-8b-zero3-h100", plus(tp8, more));
+  };
+  const Scenario dtensor = load({});
+  REQUIRE(dtensor.training.behaviour.sequence_parallel_style == SequenceParallelStyle::dtensor);
+  const Scenario megatron = load({"training.sequence_parallel_style=megatron"});
+  const LayerWork d = work_of(dtensor)[5], m = work_of(megatron)[5];
+  // Backward all-reduce equivalents per block: Megatron re-gathers the two column-parallel inputs.
+  CHECK(m.tp_fwd == 2);
+  CHECK(d.tp_fwd == 2);
+  CHECK(m.tp_bwd == 3);
+  CHECK(d.tp_bwd == 2);
+  // One pass (read and write) over the whole hidden-state buffer per all-gather and per reduce-scatter:
+  // four per block forward and four backward, at efficiency.memory of the HBM bandwidth, one kernel each.
+  const HardwareSpec& hw = dtensor.hardware;
+  const double hidden = 2.0 * 8192 * 2 * 4096;  // bf16, s·b·h
+  const double copy_s = 2.0 * hidden / (hw.gpu.hbm_bandwidth.value * hw.efficiency.memory) + hw.kernels.launch.value;
+  CHECK(d.fwd_s - m.fwd_s == Approx(4.0 * copy_s));
+  CHECK(d.bwd_s - m.bwd_s == Approx(4.0 * copy_s));
+  // A batch of one needs no copy (the shards are then contiguous), and async TP's fused matmuls read
+  // and write the forward's shards in place; its backward's collectives block and copy.
+  const std::vector<std::string> one = {"training.micro_batch_size=1", "training.global_batch_size=2"};
+  const LayerWork d1 = work_of(load({one[0], one[1]}))[5];
+  const LayerWork m1 = work_of(load({one[0], one[1], "training.sequence_parallel_style=megatron"}))[5];
+  CHECK(d1.fwd_s == Approx(m1.fwd_s));
+  const LayerWork async = work_of(load({"training.overlap_tp_comm=true"}))[5];
+  CHECK(async.fwd_s == Approx(m.fwd_s));
+  CHECK(async.bwd_s - m.bwd_s == Approx(4.0 * copy_s));
+  // Memory: the QKV and MLP inputs are kept whole on every rank, not as a 1/8 sequence shard: 7/8 of
+  // two hidden-state tensors more per block, 32 blocks, one micro-batch in flight.
+  const double more = estimate_scenario(dtensor).memory.stages[0].hbm.activations -
+                      estimate_scenario(megatron).memory.stages[0].hbm.activations;
+  CHECK(more == Approx(32 * 2 * hidden * 7.0 / 8.0));
 }
 
 TEST_CASE("Pipeline sends off the compute stream and parameter gathers without prefetch", "[framework][simulation]") {
@@ -320,20 +374,6 @@ TEST_CASE("Model chunks without blocks: the embedding and the head alone on the 
   INFO("mean compute per GPU: " << folded_compute << " s with the ends folded, " << apart_compute << " s apart");
   CHECK(apart_compute == Approx(folded_compute).epsilon(1e-9));
 }
-
-namespace {
-
-/// A scenario's layer work (sim/dag/layer_work): one entry per block, in order.
-std::vector<LayerWork> work_of(const Scenario& sc) {
-  const ComputeGraph graph = build_compute_graph(
-      sc.model, {.seq_len = sc.training.seq_len,
-                 .micro_batch = sc.training.micro_batch_size,
-                 .activation_bytes = std::max(2.0, bytes_per_element(sc.training.precision)),
-                 .flash_attention = sc.training.flash_attention});
-  return layer_work(sc, graph);
-}
-
-}  // namespace
 
 TEST_CASE("Below ZeRO-2, Megatron-LM 2021 and DeepSpeed accumulate each micro-batch's gradients by a pass of "
           "their own; Megatron-Core has none",

@@ -89,6 +89,8 @@ ComputeGraph scenario_graph(const Scenario& sc) {
   shape.logit_metrics = sc.training.behaviour.logit_metrics;
   shape.fp8_saved_linear_inputs =
       sc.training.precision == Precision::fp8 && sc.training.behaviour.fp8_saves_quantized_inputs;
+  shape.gathered_linear_inputs =
+      sc.training.behaviour.sequence_parallel_style == SequenceParallelStyle::dtensor;
   return build_compute_graph(sc.model, shape);
 }
 

@@ -48,6 +48,14 @@ std::string to_string(TpOverlapMethod m) {
   return "tp_overlap_method";
 }
 
+std::string to_string(SequenceParallelStyle s) {
+  switch (s) {
+    case SequenceParallelStyle::megatron: return "megatron";
+    case SequenceParallelStyle::dtensor: return "dtensor";
+  }
+  return "sequence_parallel_style";
+}
+
 std::string to_string(SelectiveRecompute r) {
   switch (r) {
     case SelectiveRecompute::attention_core: return "attention-core";
@@ -130,10 +138,12 @@ FrameworkBehaviour preset(Framework f, const PresetInputs& in) {
     // Its modules run eagerly, as torchtitan and transformers write them (no torch.compile).
     // Selective checkpointing is PyTorch's per-op one, as torchtitan applies it (every other matmul
     // rerun; torchtitan/distributed/activation_checkpoint.py). Its TP overlap, when asked for, is
-    // PyTorch's async TP (torchtitan's enable_async_tensor_parallel).
+    // PyTorch's async TP (torchtitan's enable_async_tensor_parallel). Its sequence parallelism is
+    // DTensor's, sharded on dim 1 of [batch, sequence, hidden] (torchtitan's parallelize plans).
     case Framework::pytorch_fsdp:
       return {.overlap_grad_reduce = true, .overlap_param_gather = true, .overlap_tp_comm = false,
               .tp_overlap_method = TpOverlapMethod::async_tp,
+              .sequence_parallel_style = SequenceParallelStyle::dtensor,
               .overlap_p2p_comm = false, .attention = AttentionKernel::flash_attention_2,
               .fused_elementwise = false,
               .selective_recompute = in.per_op_checkpointing ? SelectiveRecompute::every_other_matmul
@@ -195,7 +205,8 @@ const std::vector<FrameworkDoc>& framework_docs() {
        "per-op checkpointing (every other matmul rerun) on bias-free dense blocks with flash attention at TP 1 or with "
        "SP; the loss's log-softmax beside the fp32 "
        "copy of the logits (F.cross_entropy); training.overlap_tp_comm as PyTorch's async TP (forward and "
-       "recomputation only)",
+       "recomputation only); sequence parallelism as DTensor's (a copy of the whole tensor per all-gather and "
+       "reduce-scatter with a batch above 1, the column-parallel linears' gathered inputs kept)",
        true},
   };
   return docs;

@@ -98,6 +98,23 @@ enum class TpOverlapMethod {
   async_tp,
 };
 
+/// How sequence parallelism lays out the activations it shards, and what its linears keep.
+enum class SequenceParallelStyle {
+  /// Megatron's: activations [sequence, batch, hidden], so a rank's sequence shard is contiguous and
+  /// the collectives move it in place. The column-parallel linears keep their input's sequence shard
+  /// and all-gather it again in the backward for the weight gradient (tensor_parallel/layers.py,
+  /// LinearWithGradAccumulationAndAsyncCommunication): three all-reduce equivalents per block backward.
+  megatron,
+  /// PyTorch DTensor's (torchtitan's SequenceParallel and PrepareModuleInput plans): activations
+  /// [batch, sequence, hidden] sharded on dim 1. NCCL gathers and scatters along dim 0, so with a
+  /// batch above 1 each all-gather is followed by a copy of the gathered tensor into place and each
+  /// reduce-scatter preceded by one of its input (the functional collectives' chunk + cat), except
+  /// where async TP's fused matmuls read the shards in place. Autograd saves what a column-parallel
+  /// matmul read, the gathered input: its backward gathers nothing again (two all-reduce equivalents
+  /// per block), and the input is kept whole on every TP rank.
+  dtensor,
+};
+
 struct FrameworkBehaviour {
   /// Gradient reduction runs on its own stream beside the backward; false: it does not overlap the
   /// compute. Gradients reduced once per step are reduced after the stage's whole backward (Megatron-LM
@@ -118,6 +135,8 @@ struct FrameworkBehaviour {
   bool overlap_tp_comm = false;
   /// How they are pipelined when overlap_tp_comm is on.
   TpOverlapMethod tp_overlap_method = TpOverlapMethod::userbuffers;
+  /// How sequence parallelism moves and keeps the activations (with parallelism.sequence_parallel).
+  SequenceParallelStyle sequence_parallel_style = SequenceParallelStyle::megatron;
   /// Pipeline sends and receives asynchronous beside the compute (Megatron's overlap_p2p_comm);
   /// false: each send blocks the sender's compute stream.
   bool overlap_p2p_comm = false;
@@ -171,6 +190,7 @@ std::string to_string(GradAccumulation a);
 std::string to_string(SelectiveRecompute r);
 std::string to_string(CrossEntropy c);
 std::string to_string(TpOverlapMethod m);
+std::string to_string(SequenceParallelStyle s);
 /// Every attention kernel with its name and what it is (`training.attention_kernel`).
 struct AttentionKernelDoc {
   AttentionKernel kernel;

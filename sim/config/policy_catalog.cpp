@@ -65,9 +65,9 @@ void register_builtin_policies(PolicyCatalog& catalog) {
                 {"object_store", "shared remote storage"}}});
   PolicyCategory frameworks{"framework", "training.framework",
                             "training framework preset (overrides: training.overlap_grad_reduce, overlap_param_gather, "
-                            "overlap_tp_comm, tp_overlap_method, overlap_p2p_comm, async_tp_backward, "
-                            "attention_kernel, fused_elementwise, grad_accumulation, selective_recompute, "
-                            "cross_entropy)",
+                            "overlap_tp_comm, tp_overlap_method, sequence_parallel_style, overlap_p2p_comm, "
+                            "async_tp_backward, attention_kernel, fused_elementwise, grad_accumulation, "
+                            "selective_recompute, cross_entropy)",
                             {}};
   for (const auto& f : framework_docs()) frameworks.policies.push_back({to_string(f.framework), f.doc});
   catalog.add(std::move(frameworks));
@@ -88,6 +88,18 @@ void register_builtin_policies(PolicyCatalog& catalog) {
                  "every elementwise op before the backward; under TP with SP also the all-gathers of the block's "
                  "inputs, the reduce-scatters' outputs kept (bias-free dense blocks, standard attention, TP 1 or "
                  "with SP)"}}});
+  catalog.add({"sequence_parallel_style", "training.sequence_parallel_style",
+               "how sequence parallelism lays out the activations it shards and what the linears keep (default "
+               "from the framework preset)",
+               {{to_string(SequenceParallelStyle::megatron),
+                 "Megatron's: [sequence, batch, hidden], each rank's shard contiguous, the collectives in place; "
+                 "the column-parallel linears keep their input's sequence shard and all-gather it again in the "
+                 "backward for the weight gradient (three all-reduce equivalents per block backward)"},
+                {to_string(SequenceParallelStyle::dtensor),
+                 "PyTorch DTensor's (torchtitan): [batch, sequence, hidden] sharded on dim 1; with a batch above 1 "
+                 "each all-gather and reduce-scatter not fused by async TP copies the whole tensor into place once; "
+                 "the column-parallel linears keep the gathered input (two all-reduce equivalents per block "
+                 "backward, the input whole on every TP rank)"}}});
   catalog.add({"tp_overlap_method", "training.tp_overlap_method",
                "how training.overlap_tp_comm pipelines the TP collectives with the GEMMs (default from the framework "
                "preset)",

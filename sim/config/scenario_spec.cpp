@@ -138,6 +138,12 @@ const ParamTable kTraining = {
             "communication on SMs) or async-tp (PyTorch's micro-pipeline TP: forward and recomputation, copy "
             "engines; the backward's block); default from the framework",
      .choices = names("tp_overlap_method"), .optional = true},
+    {.key = "sequence_parallel_style", .kind = ParamKind::choice,
+     .doc = "how sequence parallelism lays out and keeps the activations: megatron ([sequence, batch, hidden]; the "
+            "column-parallel linears re-gather their input in the backward) or dtensor (PyTorch: [batch, sequence, "
+            "hidden], a copy per collective with a batch above 1, the gathered inputs kept); default from the "
+            "framework",
+     .choices = names("sequence_parallel_style"), .optional = true},
     {.key = "overlap_p2p_comm", .kind = ParamKind::boolean,
      .doc = "pipeline sends asynchronous beside the compute (Megatron overlap_p2p_comm); default from the framework",
      .optional = true},
@@ -674,6 +680,11 @@ Scenario parse_scenario(const json& doc, const SourceMap& sources) {
     t.behaviour.tp_overlap_method = enum_from_name(tr.choice("tp_overlap_method"),
                                                    {TpOverlapMethod::userbuffers, TpOverlapMethod::async_tp},
                                                    t.behaviour.tp_overlap_method);
+  if (tr.has("sequence_parallel_style"))
+    t.behaviour.sequence_parallel_style =
+        enum_from_name(tr.choice("sequence_parallel_style"),
+                       {SequenceParallelStyle::megatron, SequenceParallelStyle::dtensor},
+                       t.behaviour.sequence_parallel_style);
   if (tr.has("overlap_tp_comm")) {
     t.behaviour.overlap_tp_comm = tr.boolean("overlap_tp_comm");
     // Transformer Engine overlaps the sequence-parallel all-gather and reduce-scatter; Megatron-Bridge

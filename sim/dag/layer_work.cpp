@@ -67,6 +67,14 @@ RingSteps ring_steps_seconds(const Op& op, const KernelCosts& kernels, double tp
 
 }  // namespace
 
+double hidden_state_bytes(const Scenario& sc) {
+  const auto& tr = sc.training;
+  const double act_bytes = std::max(2.0, bytes_per_element(tr.precision));
+  // Each CP rank holds s/cp of the sequence: its TP collectives and pipeline sends carry that share.
+  return act_bytes * static_cast<double>(tr.seq_len * tr.micro_batch_size * sc.model.hidden_size) /
+         static_cast<double>(sc.parallelism.cp);
+}
+
 std::vector<LayerWork> layer_work(const Scenario& sc, const ComputeGraph& graph, EndsWork ends) {
   const int L = static_cast<int>(sc.model.num_layers);
   const double t = static_cast<double>(sc.parallelism.tp);
@@ -230,7 +238,8 @@ std::vector<LayerWork> layer_work(const Scenario& sc, const ComputeGraph& graph,
   // after each sub-block: the same volume). Backward without SP, the two input-gradient
   // all-reduces; with SP, Megatron's sequence-parallel linears also re-gather their sharded input
   // for the weight gradient, three all-reduce equivalents (which is why SP saves 0.5 ms of forward
-  // but only 0.1 ms of backward per layer in Korthikanti et al. 2022 Table 4). Plus one for the
+  // but only 0.1 ms of backward per layer in Korthikanti et al. 2022 Table 4); DTensor's keep the
+  // gathered input and have two (SequenceParallelStyle). Plus one for the
   // vocab-parallel embedding's output and one for the LM head's input gradient. They block the
   // compute stream, as the collectives of the paper's Megatron did.
   //
@@ -239,12 +248,15 @@ std::vector<LayerWork> layer_work(const Scenario& sc, const ComputeGraph& graph,
   // its tokens back, no TP gather or scatter around them (Megatron-Core's alltoall dispatcher with
   // expert_tensor_parallel_size 1). Its SP backward's one and a half is counted as two.
   const bool folded_moe = sc.parallelism.experts_folded() && sc.model.num_shared_experts == 0;
+  const FrameworkBehaviour& behaviour = sc.training.behaviour;
+  const bool dtensor = sp && behaviour.sequence_parallel_style == SequenceParallelStyle::dtensor;
+  const bool regathers = sp && !dtensor;
   for (int l = 0; l < L; ++l) {
     LayerWork& w = work[static_cast<std::size_t>(l)];
     const bool attention_only = folded_moe && w.expert_params > 0.0;
     w.tp_fwd = attention_only ? 1 : kBlockCollectives;
     w.tp_rerun_gathers = w.tp_fwd;  // one all-gather before each sub-block's column-parallel linears
-    w.tp_bwd = attention_only ? (sp ? 2 : 1) : (sp ? 3 : 2);
+    w.tp_bwd = w.tp_fwd + (regathers ? 1 : 0);
     // The all-reduces (with SP the gathers and scatters) beside the column-parallel linears.
     w.tp_bwd_async = attention_only ? 1 : kBlockCollectives;
   }
@@ -264,6 +276,31 @@ std::vector<LayerWork> layer_work(const Scenario& sc, const ComputeGraph& graph,
   }
   work[static_cast<std::size_t>(apart ? embedding_unit(L) : 0)].tp_fwd += 1;
   work[static_cast<std::size_t>(apart ? head_unit(L) : L - 1)].tp_bwd += 1;
+  // DTensor's sequence-parallel collectives with a batch above 1 (SequenceParallelStyle::dtensor):
+  // NCCL gathers along dim 0, so each all-gather's result is copied into [batch, sequence, hidden]
+  // order and each reduce-scatter's input out of it, one pass over the whole hidden-state buffer
+  // (read and write) on the compute stream, two per all-reduce equivalent. Async TP's fused matmuls
+  // read and write the shards in place: the collectives it pipelines copy nothing.
+  if (dtensor && t > 1.0 && sc.training.micro_batch_size > 1) {
+    const double copy_bytes = 2.0 * hidden_state_bytes(sc);
+    const double copy_s = kernels.memory_seconds(copy_bytes, 1.0);
+    const bool fused = behaviour.overlap_tp_comm;
+    const bool fused_backward = overlaps_tp_backward(behaviour);
+    const auto add = [&](double& bytes, double& seconds, int copies) {
+      bytes += copies * copy_bytes;
+      seconds += copies * copy_s;
+    };
+    for (std::size_t e = 0; e < work.size(); ++e) {
+      LayerWork& w = work[e];
+      const bool block = e < static_cast<std::size_t>(L);
+      if (!fused) add(w.fwd_bytes, w.fwd_s, 2 * w.tp_fwd);
+      // What full recomputation reruns: the block's forward with its collectives (kBlockCollectives).
+      if (!fused && block) add(w.block_bytes, w.block_s, 2 * kBlockCollectives);
+      if (!fused_backward) add(w.bwd_bytes, w.bwd_s, 2 * w.tp_bwd);
+      // The all-gathers per-op checkpointing reruns are pipelined as the backward's are.
+      if (!fused_backward) add(w.rerun_bytes, w.rerun_s, w.tp_rerun_gathers);
+    }
+  }
   return work;
 }
 

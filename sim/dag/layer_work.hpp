@@ -80,6 +80,10 @@ enum class EndsWork { folded, apart };
 inline constexpr int embedding_unit(int num_layers) { return num_layers; }
 inline constexpr int head_unit(int num_layers) { return num_layers + 1; }
 
+/// One micro-batch's hidden-state buffer on one rank (its s/cp tokens under CP), in the activation
+/// dtype: what a TP collective reduces and a pipeline send carries.
+double hidden_state_bytes(const Scenario& sc);
+
 std::vector<LayerWork> layer_work(const Scenario& sc, const ComputeGraph& graph, EndsWork ends = EndsWork::folded);
 
 /// What recomputation reruns of one block before its backward, under the scenario's policy: the whole

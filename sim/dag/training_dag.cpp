@@ -85,7 +85,7 @@ class DagBuilder {
         states_(state_bytes(sc.training)), checkpoint_(behaviour(sc.checkpoint.strategy)),
         near_storage_(sc.checkpoint.enabled && checkpoint_.optimizer_on_ssd),
         redundant_(sc.checkpoint.enabled && checkpoint_.replicates_next_stage),
-        m_(static_cast<int>(sc.num_microbatches())), hidden_bytes_(hidden_bytes(sc)),
+        m_(static_cast<int>(sc.num_microbatches())), hidden_bytes_(hidden_state_bytes(sc)),
         ctx_(rank_layout(sc), opt.fold, part.stages, sc.memory.offload.gpudirect),
         pipeline_(ctx_, part, hidden_bytes_, sc.training.behaviour.overlap_p2p_comm),
         tp_(ctx_, hidden_bytes_, tp_overlap(sc)),
@@ -160,14 +160,6 @@ class DagBuilder {
 
   /// The attention core's share of a layer's forward kernel seconds (what TP overlap does not slow).
   static double core_fraction(const LayerWork& w) { return w.fwd_s > 0.0 ? w.core_s / w.fwd_s : 0.0; }
-
-  static double hidden_bytes(const Scenario& sc) {
-    const auto& tr = sc.training;
-    const double act_bytes = std::max(2.0, bytes_per_element(tr.precision));
-    // Each CP rank holds s/cp of the sequence: its TP collectives and pipeline sends carry that share.
-    return act_bytes * static_cast<double>(tr.seq_len * tr.micro_batch_size * sc.model.hidden_size) /
-           static_cast<double>(sc.parallelism.cp);
-  }
 
   CheckpointPlan checkpoint_plan(const Scenario& sc) const {
     const std::int64_t gpn = sc.hardware.gpus_per_node;

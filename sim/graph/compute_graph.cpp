@@ -84,7 +84,8 @@ class GraphBuilder {
       : m_(m), s_(static_cast<double>(shape.seq_len)), b_(static_cast<double>(shape.micro_batch)),
         act_(shape.activation_bytes), flash_(shape.flash_attention), eager_(shape.eager_elementwise),
         cross_entropy_(shape.cross_entropy), logit_metrics_(static_cast<double>(shape.logit_metrics)),
-        fp8_inputs_(shape.fp8_saved_linear_inputs) {}
+        fp8_inputs_(shape.fp8_saved_linear_inputs),
+        linear_input_split_(shape.gathered_linear_inputs ? Split::replicated : Split::sequence) {}
 
   ComputeGraph build() {
     const double h = m_.hidden_size, V = m_.vocab_size;
@@ -284,7 +285,7 @@ class GraphBuilder {
       qkv.forward_flops = 2.0 * s * b * h * qkv_out;
       qkv.gemms = {{s * b, qkv_out, h, 1.0, GemmSplit::n}};
       qkv.backward_flops = 2.0 * qkv.forward_flops;
-      qkv.saved.push_back({"QKV input", linear_input_bytes() * sbh, Split::sequence});
+      qkv.saved.push_back({"QKV input", linear_input_bytes() * sbh, linear_input_split_});
       qkv.output_bytes = act_ * s * b * qkv_out;
       qkv.memory_traffic = rotary_traffic(s * b * (qw + kw));
       qkv.traffic_split = Split::tensor;  // per head
@@ -442,7 +443,9 @@ class GraphBuilder {
     // The block's MLP, not a shared expert beside routed ones (first is false for those).
     const bool dense = first && !routed;
     // The router reads a MoE block's MLP input too and keeps it in 16 bits.
-    if (first) up.saved.push_back({"MLP input", (dense ? linear_input_bytes() : act_) * sbh, Split::sequence});
+    if (first)
+      up.saved.push_back(
+          {"MLP input", (dense ? linear_input_bytes() : act_) * sbh, dense ? linear_input_split_ : Split::sequence});
     if (routed && visits > 1.0)
       up.saved.push_back({"routed token copies", (visits - 1.0) * act_ * sbh, Split::sequence});
     if (routed) up.active_fraction = visits / copies;
@@ -508,6 +511,7 @@ class GraphBuilder {
   CrossEntropy cross_entropy_;
   double logit_metrics_;
   bool fp8_inputs_;
+  Split linear_input_split_;  ///< how the column-parallel linears' kept inputs divide over TP
   ComputeGraph g_;
 
   /// Bytes per element an FP8 linear keeps of its input for the weight gradient: the FP8 copy its

@@ -157,6 +157,9 @@ struct GraphShape {
   /// 16-bit input (torchao's Float8Linear saves the high-precision one). Not a MoE block's MLP
   /// input, which the router reads too and keeps in 16 bits.
   bool fp8_saved_linear_inputs = false;
+  /// The column-parallel linears keep their all-gathered input, whole on every TP rank, rather than
+  /// its sequence shard (SequenceParallelStyle::dtensor: autograd saves what the matmul read).
+  bool gathered_linear_inputs = false;
 };
 
 /// Builds the graph and checks it is acyclic (an internal invariant).

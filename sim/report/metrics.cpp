@@ -240,6 +240,10 @@ std::vector<Metric> build_table() {
           "how overlapped TP collectives are pipelined: userbuffers (every pass) or async-tp (forward and "
           "recomputation) (training.tp_overlap_method)",
           [](auto& in) { return json(to_string(S(in).training.behaviour.tp_overlap_method)); }));
+  add(one("scenario.sequence_parallel_style", U::text, P::always,
+          "how sequence parallelism lays out and keeps the activations: megatron or dtensor "
+          "(training.sequence_parallel_style)",
+          [](auto& in) { return json(to_string(S(in).training.behaviour.sequence_parallel_style)); }));
   add(one("scenario.overlap_p2p_comm", U::flag, P::always,
           "pipeline sends asynchronous beside the compute (training.overlap_p2p_comm)",
           [](auto& in) { return json(S(in).training.behaviour.overlap_p2p_comm); }));
