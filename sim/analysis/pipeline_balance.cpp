@@ -107,7 +107,8 @@ PipelinePartition scenario_partition(const Scenario& sc, const ComputeGraph& gra
   if (pp == 1) return uniform;
   // Each block's kernel seconds forward, backward and recomputed (FLOPs on a GPU without kernel
   // tables); the embedding counts with the first block and the LM head and loss with the last
-  // (layer_work). TP collectives are alike for every block and left out.
+  // (layer_work). TP collectives are alike for every block and left out (the copies DTensor's sequence
+  // parallelism makes around them are in the kernel seconds, alike too).
   const std::vector<LayerWork> work = layer_work(sc, graph);
   double total_s = 0.0;
   for (const auto& w : work) total_s += w.fwd_s + w.bwd_s;

@@ -82,6 +82,10 @@ std::vector<LayerWork> layer_work(const Scenario& sc, const ComputeGraph& graph,
   const std::int64_t cp = sc.parallelism.cp;
   const ActivationPolicy policy{sc.parallelism.tp, sp, sc.memory.recompute, cp, sc.training.behaviour.selective_recompute};
   const bool per_op = per_op_selective(policy);
+  const FrameworkBehaviour& behaviour = sc.training.behaviour;
+  const bool dtensor = sp && behaviour.sequence_parallel_style == SequenceParallelStyle::dtensor;
+  // Megatron's sequence-parallel linears re-gather their sharded input for the weight gradient.
+  const bool regathers = sp && !dtensor;
   std::vector<int> matmuls_so_far(static_cast<std::size_t>(L), 0);
   const KernelCosts kernels(sc.hardware, sc.training.precision, sc.training.behaviour.attention);
   const bool apart = ends == EndsWork::apart;
@@ -155,9 +159,10 @@ std::vector<LayerWork> layer_work(const Scenario& sc, const ComputeGraph& graph,
     // The column-parallel linears (QKV, MLP up): their backward is an input-gradient and a
     // weight-gradient GEMM of equal FLOPs. Megatron overlaps the input-gradient all-reduce with the
     // weight gradient; with SP the input re-gather with the input gradient and the reduce-scatter
-    // with the weight gradient (megatron/mpu/layers.py, docs/references.md).
+    // with the weight gradient (megatron/mpu/layers.py, docs/references.md). Without the re-gather
+    // (DTensor's SP) only the weight gradient hides.
     if (in_block && !op.tp_replicated && (op.kind == OpKind::qkv_projection || op.kind == OpKind::mlp_up))
-      w.tp_bwd_hiding_s += sp ? sec.backward : 0.5 * sec.backward;
+      w.tp_bwd_hiding_s += regathers ? sec.backward : 0.5 * sec.backward;
     if (op.kind == OpKind::attention_core) {
       w.core_flops += op.forward_flops / flops_div;
       w.core_bytes += traffic;
@@ -248,9 +253,6 @@ std::vector<LayerWork> layer_work(const Scenario& sc, const ComputeGraph& graph,
   // its tokens back, no TP gather or scatter around them (Megatron-Core's alltoall dispatcher with
   // expert_tensor_parallel_size 1). Its SP backward's one and a half is counted as two.
   const bool folded_moe = sc.parallelism.experts_folded() && sc.model.num_shared_experts == 0;
-  const FrameworkBehaviour& behaviour = sc.training.behaviour;
-  const bool dtensor = sp && behaviour.sequence_parallel_style == SequenceParallelStyle::dtensor;
-  const bool regathers = sp && !dtensor;
   for (int l = 0; l < L; ++l) {
     LayerWork& w = work[static_cast<std::size_t>(l)];
     const bool attention_only = folded_moe && w.expert_params > 0.0;
@@ -280,12 +282,13 @@ std::vector<LayerWork> layer_work(const Scenario& sc, const ComputeGraph& graph,
   // NCCL gathers along dim 0, so each all-gather's result is copied into [batch, sequence, hidden]
   // order and each reduce-scatter's input out of it, one pass over the whole hidden-state buffer
   // (read and write) on the compute stream, two per all-reduce equivalent. Async TP's fused matmuls
-  // read and write the shards in place: the collectives it pipelines copy nothing.
+  // read and write the forward's and full recomputation's shards in place: those copy nothing. The
+  // backward's collectives and per-op checkpointing's rerun all-gathers are not fused (they block),
+  // and userbuffers pipeline collectives without changing the layout: they copy.
   if (dtensor && t > 1.0 && sc.training.micro_batch_size > 1) {
     const double copy_bytes = 2.0 * hidden_state_bytes(sc);
     const double copy_s = kernels.memory_seconds(copy_bytes, 1.0);
-    const bool fused = behaviour.overlap_tp_comm;
-    const bool fused_backward = overlaps_tp_backward(behaviour);
+    const bool fused = behaviour.overlap_tp_comm && behaviour.tp_overlap_method == TpOverlapMethod::async_tp;
     const auto add = [&](double& bytes, double& seconds, int copies) {
       bytes += copies * copy_bytes;
       seconds += copies * copy_s;
@@ -296,9 +299,8 @@ std::vector<LayerWork> layer_work(const Scenario& sc, const ComputeGraph& graph,
       if (!fused) add(w.fwd_bytes, w.fwd_s, 2 * w.tp_fwd);
       // What full recomputation reruns: the block's forward with its collectives (kBlockCollectives).
       if (!fused && block) add(w.block_bytes, w.block_s, 2 * kBlockCollectives);
-      if (!fused_backward) add(w.bwd_bytes, w.bwd_s, 2 * w.tp_bwd);
-      // The all-gathers per-op checkpointing reruns are pipelined as the backward's are.
-      if (!fused_backward) add(w.rerun_bytes, w.rerun_s, w.tp_rerun_gathers);
+      add(w.bwd_bytes, w.bwd_s, 2 * w.tp_bwd);
+      add(w.rerun_bytes, w.rerun_s, w.tp_rerun_gathers);
     }
   }
   return work;

@@ -115,7 +115,7 @@ class GraphBuilder {
     head.forward_flops = 2.0 * s_ * b_ * h * V;
     head.gemms = {{s_ * b_, V, h, 1.0, GemmSplit::n}};
     head.backward_flops = 2.0 * head.forward_flops;
-    head.saved.push_back({"LM head input", act_ * sbh, Split::sequence});
+    head.saved.push_back({"LM head input", act_ * sbh, linear_input_split_});
     head.output_bytes = kLogitBytes * s_ * b_ * V;
     prev = add(head, prev);
 
