@@ -76,6 +76,9 @@ TEST_CASE("Invalid scenarios give one pinned line per error", "[input]") {
       {"an unknown TP overlap method", base(), {"training.tp_overlap_method=nccl"},
        "--set training.tp_overlap_method=nccl: /training/tp_overlap_method: unknown value (got \"nccl\", expected "
        "one of: userbuffers, async-tp)"},
+      {"an unknown sequence-parallel style", base(), {"training.sequence_parallel_style=ulysses"},
+       "--set training.sequence_parallel_style=ulysses: /training/sequence_parallel_style: unknown value (got "
+       "\"ulysses\", expected one of: megatron, dtensor)"},
       {"unknown unit", base(), {"hardware.gpu.hbm=80 GiBs"},
        "--set hardware.gpu.hbm=80 GiBs: /hardware/gpu/hbm: invalid quantity: unknown unit 'GiBs' "
        "(got \"80 GiBs\", expected a size like \"80 GiB\" greater than 0)"},
