@@ -119,8 +119,20 @@ TEST_CASE("Async TP hides the forward's and the recomputation's TP collectives, 
   CHECK(tp_async == Approx(tp_blocking / 2.0).epsilon(0.05));
   CHECK(async.simulation->throughput.iteration_time < blocking.simulation->throughput.iteration_time);
   CHECK(async.simulation->throughput.iteration_time > userbuffers.simulation->throughput.iteration_time);
-  // Copy engines move async TP's slices: the GEMMs keep every SM, where userbuffers' take some.
-  CHECK(async.simulation->analysis.breakdown.compute == Approx(blocking.simulation->analysis.breakdown.compute));
+  // Copy engines move async TP's slices: the GEMMs keep every SM, where userbuffers' take some. Async
+  // TP's fused ops add two memory passes per all-reduce equivalent of the forward and of the
+  // recomputation: a copy of the rank's shard into symmetric memory (read and write 1/8 of the
+  // hidden-state buffer) and the sum of the pulled partials (read all of it, write 1/8), one kernel
+  // each at efficiency.memory of the HBM bandwidth. 175B on PP 8: 12 blocks of 2 per stage, 64
+  // micro-batches, and the embedding's output on the first stage (a mean over the 8 stages' GPUs).
+  const HardwareSpec& hw = async_sc.hardware;
+  const double hidden = 2.0 * 2048 * 12288;  // bf16, s·b·h
+  const double rate = hw.gpu.hbm_bandwidth.value * hw.efficiency.memory;
+  const double fused_s = (2.0 * hidden / 8.0 + hidden * (1.0 + 1.0 / 8.0)) / rate + 2.0 * hw.kernels.launch.value;
+  const auto& async_time = async.simulation->analysis.breakdown;
+  const auto& blocking_time = blocking.simulation->analysis.breakdown;
+  CHECK(async_time.compute - blocking_time.compute == Approx(64.0 * (12 * 2 + 1.0 / 8.0) * fused_s).epsilon(0.01));
+  CHECK(async_time.recompute - blocking_time.recompute == Approx(64.0 * 12 * 2 * fused_s).epsilon(0.01));
   CHECK(userbuffers.simulation->analysis.breakdown.compute > blocking.simulation->analysis.breakdown.compute);
   // The pytorch-fsdp preset's TP overlap is async TP; Megatron-Core's, userbuffers.
   CHECK(test::load("llama-3-8b-zero3-h100", {"training.framework=pytorch-fsdp"}).training.behaviour.tp_overlap_method ==
@@ -183,14 +195,23 @@ TEST_CASE("DTensor's sequence parallelism copies the tensor around each collecti
   CHECK(d.fwd_s - m.fwd_s == Approx(4.0 * copy_s));
   CHECK(d.bwd_s - m.bwd_s == Approx(4.0 * copy_s));
   // A batch of one needs no copy (the shards are then contiguous), and async TP's fused matmuls read
-  // and write the forward's shards in place; its backward's collectives block and copy.
+  // the forward's shards in place; its backward's collectives block and copy.
   const std::vector<std::string> one = {"training.micro_batch_size=1", "training.global_batch_size=2"};
   const LayerWork d1 = work_of(load({one[0], one[1]}))[5];
   const LayerWork m1 = work_of(load({one[0], one[1], "training.sequence_parallel_style=megatron"}))[5];
   CHECK(d1.fwd_s == Approx(m1.fwd_s));
   const LayerWork async = work_of(load({"training.overlap_tp_comm=true"}))[5];
-  CHECK(async.fwd_s == Approx(m.fwd_s));
   CHECK(async.bwd_s - m.bwd_s == Approx(4.0 * copy_s));
+  // The fused ops' own passes instead, in either layout, per all-reduce equivalent: the shard copied
+  // into symmetric memory (read and write 1/8 of the buffer) and the partials summed (read all of it,
+  // write 1/8), one kernel each.
+  const double rate = hw.gpu.hbm_bandwidth.value * hw.efficiency.memory;
+  const double fused_s = (2.0 * hidden / 8.0 + hidden * (1.0 + 1.0 / 8.0)) / rate + 2.0 * hw.kernels.launch.value;
+  CHECK(async.fwd_s - m.fwd_s == Approx(2.0 * fused_s));
+  const LayerWork async_megatron =
+      work_of(load({"training.overlap_tp_comm=true", "training.sequence_parallel_style=megatron"}))[5];
+  CHECK(async_megatron.fwd_s - m.fwd_s == Approx(2.0 * fused_s));
+  CHECK(async_megatron.bwd_s == Approx(m.bwd_s));
   // Memory: the QKV and MLP inputs and the LM head's are kept whole on every rank, not as a 1/8
   // sequence shard: 7/8 of a hidden-state tensor more each, two per block of 32 and the head's, one
   // micro-batch in flight.

@@ -92,9 +92,11 @@ enum class TpOverlapMethod {
   userbuffers,
   /// PyTorch's async TP (torch.compile's micro-pipeline TP pass, torchtitan's
   /// enable_async_tensor_parallel): an all-gather fused with the matmuls it feeds and a matmul with the
-  /// reduce-scatter it feeds, the slices moved by copy engines (no SMs held). Measured, it speeds up
-  /// the forward and its recomputation and not the backward (Llama 3 8B: the time outside the forward
-  /// 1,854 ms with and without; docs/references.md): the backward's TP collectives block.
+  /// reduce-scatter it feeds, the slices moved by copy engines (no SMs held); each fused op passes over
+  /// memory on the compute stream (its shard copied into symmetric memory, the partials summed;
+  /// layer_work). Measured, it speeds up the forward and its recomputation and not the backward
+  /// (Llama 3 8B: the time outside the forward 1,854 ms with and without; docs/references.md): the
+  /// backward's TP collectives block.
   async_tp,
 };
 

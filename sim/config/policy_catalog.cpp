@@ -110,7 +110,9 @@ void register_builtin_policies(PolicyCatalog& catalog) {
                 {to_string(TpOverlapMethod::async_tp),
                  "PyTorch's async TP (torch.compile's micro-pipeline TP, torchtitan enable_async_tensor_parallel): "
                  "the forward's and the recomputation's all-gathers and reduce-scatters pipelined the same way on "
-                 "copy engines (no SMs held); the backward's block, as measured (docs/references.md)"}}});
+                 "copy engines (no SMs held), each fused op with a pass over memory of its own (the shard copied "
+                 "into symmetric memory, the partial outputs summed); the backward's block, as measured "
+                 "(docs/references.md)"}}});
   catalog.add({"cross_entropy", "training.cross_entropy",
                "how the loss's softmax cross-entropy runs: its passes over the logits and what it holds while it "
                "runs (default from the framework preset)",

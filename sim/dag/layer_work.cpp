@@ -285,10 +285,10 @@ std::vector<LayerWork> layer_work(const Scenario& sc, const ComputeGraph& graph,
   // read and write the forward's and full recomputation's shards in place: those copy nothing. The
   // backward's collectives and per-op checkpointing's rerun all-gathers are not fused (they block),
   // and userbuffers pipeline collectives without changing the layout: they copy.
+  const bool fused = behaviour.overlap_tp_comm && behaviour.tp_overlap_method == TpOverlapMethod::async_tp;
   if (dtensor && t > 1.0 && sc.training.micro_batch_size > 1) {
     const double copy_bytes = 2.0 * hidden_state_bytes(sc);
     const double copy_s = kernels.memory_seconds(copy_bytes, 1.0);
-    const bool fused = behaviour.overlap_tp_comm && behaviour.tp_overlap_method == TpOverlapMethod::async_tp;
     const auto add = [&](double& bytes, double& seconds, int copies) {
       bytes += copies * copy_bytes;
       seconds += copies * copy_s;
@@ -301,6 +301,27 @@ std::vector<LayerWork> layer_work(const Scenario& sc, const ComputeGraph& graph,
       if (!fused && block) add(w.block_bytes, w.block_s, 2 * kBlockCollectives);
       add(w.bwd_bytes, w.bwd_s, 2 * w.tp_bwd);
       add(w.rerun_bytes, w.rerun_s, w.tp_rerun_gathers);
+    }
+  }
+  // Async TP's fused ops pass over memory of their own on the compute stream, whatever the layout
+  // (pytorch/pytorch torch/distributed/_symmetric_memory/__init__.py): the all-gather-matmul first
+  // copies the rank's shard into its symmetric-memory buffer, before its first matmul (the "mv" it
+  // does not overlap); the matmul-reduce-scatter pulls every rank's partial output and sums them in
+  // one kernel after the last (reduce_partials), reading the whole hidden-state buffer and writing a
+  // shard. One of each per all-reduce equivalent of the forward and of full recomputation's rerun.
+  // The all-gather's copy of the shard into its own output runs beside the last matmul: not charged.
+  if (fused && t > 1.0) {
+    const double hidden = hidden_state_bytes(sc);
+    const double shard_copy = 2.0 * hidden / t, partial_sum = hidden * (1.0 + 1.0 / t);
+    const double fused_bytes = shard_copy + partial_sum;
+    const double fused_s = kernels.memory_seconds(shard_copy, 1.0) + kernels.memory_seconds(partial_sum, 1.0);
+    for (std::size_t e = 0; e < work.size(); ++e) {
+      LayerWork& w = work[e];
+      w.fwd_bytes += w.tp_fwd * fused_bytes;
+      w.fwd_s += w.tp_fwd * fused_s;
+      if (e >= static_cast<std::size_t>(L)) continue;
+      w.block_bytes += kBlockCollectives * fused_bytes;
+      w.block_s += kBlockCollectives * fused_s;
     }
   }
   return work;
