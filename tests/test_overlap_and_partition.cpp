@@ -10,6 +10,8 @@
 #include "sim/analysis/pipeline_balance.hpp"
 #include "sim/analysis/run.hpp"
 #include "sim/dag/layer_work.hpp"
+#include "sim/dag/training_dag.hpp"
+#include "sim/graph/memory_model.hpp"
 #include "sim/graph/pipeline_partition.hpp"
 #include "support.hpp"
 
@@ -218,6 +220,63 @@ TEST_CASE("DTensor's sequence parallelism copies the tensor around each collecti
   const double more = estimate_scenario(dtensor).memory.stages[0].hbm.activations -
                       estimate_scenario(megatron).memory.stages[0].hbm.activations;
   CHECK(more == Approx((32 * 2 + 1) * hidden * 7.0 / 8.0));
+}
+
+TEST_CASE("Under fp8 with SP the column-parallel linears' inputs are gathered as fp8, the rest in 16 bits",
+          "[framework][activations]") {
+  // Llama 3 8B at TP 8 with SP, two sequences of 8192 per micro-batch, Megatron's layout and
+  // DTensor's. Transformer Engine's LayerNormLinear quantizes before gathering, torchao's Float8Linear
+  // gathers float8 for TP: every all-gather of an input (forward, recomputation, Megatron's re-gather)
+  // moves 1 byte an element; reduce-scatters and the gradients' all-gathers 2.
+  const std::vector<std::string> tp8 = {"training.framework=\"pytorch-fsdp\"", "memory.recompute=\"none\"",
+                                        "nodes=2", "parallelism.tp=8", "parallelism.dp=2",
+                                        "parallelism.sequence_parallel=true", "training.global_batch_size=4",
+                                        "training.micro_batch_size=2", "training.iterations=1"};
+  const auto load = [&](std::initializer_list<std::string> more) {
+    return test::load("llama-3-8b-zero3-h100", plus(tp8, more));
+  };
+  const Scenario megatron_fp8 = load({"training.precision=\"fp8\"", "training.sequence_parallel_style=megatron"});
+  const Scenario megatron_bf16 = load({"training.sequence_parallel_style=megatron"});
+  const Scenario dtensor_fp8 = load({"training.precision=\"fp8\""});
+  REQUIRE(megatron_fp8.training.precision == Precision::fp8);
+  const double hidden = 2.0 * 8192 * 2 * 4096;  // the 16-bit hidden-state buffer, s·b·h
+  CHECK(hidden_state_bytes(megatron_fp8) == Approx(hidden));
+  CHECK(gathered_input_bytes(megatron_fp8) == Approx(hidden / 2.0));
+  CHECK(gathered_input_bytes(megatron_bf16) == Approx(hidden));
+  // In the buffers of all-reduce equivalents (an all-gather or a reduce-scatter of S counts S/2):
+  // forward two gathers of an fp8 input and two 16-bit reduce-scatters; Megatron's backward two
+  // reduce-scatters and two gradient all-gathers in 16 bits and two fp8 re-gathers; DTensor's
+  // backward gathers nothing again.
+  const LayerWork m = work_of(megatron_fp8)[5], b = work_of(megatron_bf16)[5], d = work_of(dtensor_fp8)[5];
+  CHECK(m.tp_fwd_bytes == Approx(0.75 * 2.0 * hidden));
+  CHECK(m.tp_block_bytes == Approx(m.tp_fwd_bytes));
+  CHECK(m.tp_bwd_bytes == Approx(2.5 * hidden));
+  CHECK(m.tp_bwd_async_bytes == Approx(0.75 * 2.0 * hidden));  // the re-gathers and the reduce-scatters
+  CHECK(m.tp_rerun_gather_bytes == Approx(hidden / 2.0));
+  CHECK(b.tp_fwd_bytes == Approx(2.0 * hidden));
+  CHECK(b.tp_bwd_bytes == Approx(3.0 * hidden));
+  CHECK(d.tp_bwd_bytes == Approx(2.0 * hidden));
+  // DTensor's copy after each all-gather copies the fp8 tensor: forward two of hidden/2 and two of
+  // hidden, each read and written, four kernels.
+  const HardwareSpec& hw = dtensor_fp8.hardware;
+  const double rate = hw.gpu.hbm_bandwidth.value * hw.efficiency.memory;
+  CHECK(d.fwd_s - m.fwd_s == Approx(2.0 * (2.0 * hidden / 2.0 + 2.0 * hidden) / rate + 4.0 * hw.kernels.launch.value));
+  // The DAG moves those bytes: over the 32 blocks, with the embedding's forward collective and the
+  // LM head's backward one in 16 bits, fp8 moves (32·(1.5 + 2.5) + 2) / (32·(2 + 3) + 2) of bf16's.
+  const auto tp_bytes = [](const Scenario& sc) {
+    const ComputeGraph graph = build_compute_graph(sc.model, {.seq_len = sc.training.seq_len,
+                                                              .micro_batch = sc.training.micro_batch_size,
+                                                              .activation_bytes = 2.0,
+                                                              .flash_attention = sc.training.flash_attention});
+    const PipelinePartition part = partition_layers(static_cast<int>(sc.model.num_layers), 1, 1);
+    const TaskDag dag = build_training_dag(sc, graph, part, estimate_memory(sc, graph, part), {true, -1, 1});
+    double bytes = 0.0;
+    for (const Task& t : dag.tasks)
+      if (t.kind == TaskKind::tp_comm)
+        for (const Flow& f : t.flows) bytes += f.bytes;
+    return bytes;
+  };
+  CHECK(tp_bytes(megatron_fp8) / tp_bytes(megatron_bf16) == Approx((32 * 4.0 + 2.0) / (32 * 5.0 + 2.0)));
 }
 
 TEST_CASE("Pipeline sends off the compute stream and parameter gathers without prefetch", "[framework][simulation]") {

@@ -46,12 +46,12 @@ inline constexpr ValidatedBand kOffloadBand{5, -29.6, 28.4};
 /// larger batches), torchtitan's Float8 Llama 3.1
 /// 70B with and without AsyncTP (December 2024 and June 2025) and 8B at TP 8 (June 2025). Optimistic
 /// most on narrow models in the older NeMo releases (GPT-3 5B).
-inline constexpr ValidatedBand kFp8Band{23, -18.2, 10.1};
+inline constexpr ValidatedBand kFp8Band{23, -18.2, 5.0};
 /// GPUs run below their rated power (gpu.power_limit < gpu.tdp), whose SM clock comes from the f³
 /// power law (sustained_clock): torchtitan's runs on H100 at 500 W (Llama 3.1 8B eager and compiled;
 /// 70B Float8 with and without AsyncTP, December 2024; 8B at TP 8 and 70B, bf16 and Float8, with and
 /// without it, June 2025).
-inline constexpr ValidatedBand kPowerLimitBand{14, -9.2, 7.6};
+inline constexpr ValidatedBand kPowerLimitBand{14, -13.7, 1.7};
 /// Narrow dense models on H100: hidden size kNarrowHidden or less, every framework (Megatron-LM's
 /// 1.7B and 7.1B, NVIDIA's NeMo Llama 3/3.1 8B, Llama 2 7B and GPT-3 5B, Megatron-Bridge's Llama 3
 /// 8B, torchtitan's Llama 3.1 8B at TP 1 and 8, llm-foundry's MPT-7B): optimistic on all but one,
@@ -77,7 +77,7 @@ inline constexpr ValidatedBand kCheckpointStoreBand{18, -28.6, 31.4};
 /// 256, bf16 and Float8, June 2025), measured and Strata's (runs = pairs; tests/test_validation.cpp
 /// checks both against the table).
 inline constexpr ValidatedBand kAsyncTpMeasuredGain{5, 5.7, 16.4};
-inline constexpr ValidatedBand kAsyncTpStrataGain{5, 12.3, 21.8};
+inline constexpr ValidatedBand kAsyncTpStrataGain{5, 11.2, 16.1};
 
 Confidence assess_confidence(const Scenario& sc, const RunResult& r);
 

@@ -75,6 +75,12 @@ double hidden_state_bytes(const Scenario& sc) {
          static_cast<double>(sc.parallelism.cp);
 }
 
+double gathered_input_bytes(const Scenario& sc) {
+  if (!sc.parallelism.sequence_parallel || sc.training.precision != Precision::fp8) return hidden_state_bytes(sc);
+  // hidden_state_bytes counts fp8 training's activations between its GEMMs in 16 bits.
+  return hidden_state_bytes(sc) * bytes_per_element(Precision::fp8) / 2.0;
+}
+
 std::vector<LayerWork> layer_work(const Scenario& sc, const ComputeGraph& graph, EndsWork ends) {
   const int L = static_cast<int>(sc.model.num_layers);
   const double t = static_cast<double>(sc.parallelism.tp);
@@ -252,15 +258,29 @@ std::vector<LayerWork> layer_work(const Scenario& sc, const ComputeGraph& graph,
   // attention sub-block's: each rank dispatches its own sequence shard to whole experts and gets
   // its tokens back, no TP gather or scatter around them (Megatron-Core's alltoall dispatcher with
   // expert_tensor_parallel_size 1). Its SP backward's one and a half is counted as two.
+  //
+  // Their volume: under fp8 with SP the column-parallel linears' inputs are gathered as fp8, 1 byte
+  // an element (gathered_input_bytes), the forward's, the recomputation's and Megatron's re-gathers
+  // alike; reduce-scatters and the backward's gradient all-gathers stay in 16 bits.
+  const double hidden = hidden_state_bytes(sc), gathered = gathered_input_bytes(sc);
+  // An all-gather of an input and a reduce-scatter of an output (without SP, an all-reduce).
+  const double forward_pair = sp ? 0.5 * (gathered + hidden) : hidden;
   const bool folded_moe = sc.parallelism.experts_folded() && sc.model.num_shared_experts == 0;
   for (int l = 0; l < L; ++l) {
     LayerWork& w = work[static_cast<std::size_t>(l)];
     const bool attention_only = folded_moe && w.expert_params > 0.0;
     w.tp_fwd = attention_only ? 1 : kBlockCollectives;
+    w.tp_fwd_bytes = w.tp_fwd * forward_pair;
+    w.tp_block_bytes = kBlockCollectives * forward_pair;
     w.tp_rerun_gathers = w.tp_fwd;  // one all-gather before each sub-block's column-parallel linears
+    w.tp_rerun_gather_bytes = gathered;
     w.tp_bwd = w.tp_fwd + (regathers ? 1 : 0);
+    // The input gradients' reduce-scatters and the output gradients' all-gathers (without SP the
+    // input gradients' all-reduces), and the re-gathers of the inputs.
+    w.tp_bwd_bytes = w.tp_fwd * hidden + (regathers ? gathered : 0.0);
     // The all-reduces (with SP the gathers and scatters) beside the column-parallel linears.
     w.tp_bwd_async = attention_only ? 1 : kBlockCollectives;
+    w.tp_bwd_async_bytes = w.tp_bwd_async * (regathers ? forward_pair : hidden);
   }
   // Expert parallelism: the router's tokens go to their experts' ranks and come back, one all-to-all
   // each way forward, and their gradients the same way backward (Megatron-Core's alltoall token
@@ -276,31 +296,34 @@ std::vector<LayerWork> layer_work(const Scenario& sc, const ComputeGraph& graph,
                    static_cast<double>(sc.model.hidden_size) * act_bytes * pace;
     }
   }
-  work[static_cast<std::size_t>(apart ? embedding_unit(L) : 0)].tp_fwd += 1;
-  work[static_cast<std::size_t>(apart ? head_unit(L) : L - 1)].tp_bwd += 1;
+  LayerWork& embedding = work[static_cast<std::size_t>(apart ? embedding_unit(L) : 0)];
+  embedding.tp_fwd += 1;
+  embedding.tp_fwd_bytes += hidden;
+  LayerWork& head = work[static_cast<std::size_t>(apart ? head_unit(L) : L - 1)];
+  head.tp_bwd += 1;
+  head.tp_bwd_bytes += hidden;
   // DTensor's sequence-parallel collectives with a batch above 1 (SequenceParallelStyle::dtensor):
   // NCCL gathers along dim 0, so each all-gather's result is copied into [batch, sequence, hidden]
-  // order and each reduce-scatter's input out of it, one pass over the whole hidden-state buffer
-  // (read and write) on the compute stream, two per all-reduce equivalent. Async TP's fused matmuls
+  // order and each reduce-scatter's input out of it, one pass over the buffer it moved (read and
+  // write) on the compute stream, two per all-reduce equivalent (an all-reduce equivalent's volume
+  // counts each of its buffers half: 4 bytes copied per byte of volume). Async TP's fused matmuls
   // read and write the forward's and full recomputation's shards in place: those copy nothing. The
   // backward's collectives and per-op checkpointing's rerun all-gathers are not fused (they block),
   // and userbuffers pipeline collectives without changing the layout: they copy.
   const bool fused = behaviour.overlap_tp_comm && behaviour.tp_overlap_method == TpOverlapMethod::async_tp;
   if (dtensor && t > 1.0 && sc.training.micro_batch_size > 1) {
-    const double copy_bytes = 2.0 * hidden_state_bytes(sc);
-    const double copy_s = kernels.memory_seconds(copy_bytes, 1.0);
-    const auto add = [&](double& bytes, double& seconds, int copies) {
-      bytes += copies * copy_bytes;
-      seconds += copies * copy_s;
+    const auto add = [&](double& bytes, double& seconds, double copied, int copies) {
+      bytes += copied;
+      seconds += kernels.memory_seconds(copied, copies);
     };
     for (std::size_t e = 0; e < work.size(); ++e) {
       LayerWork& w = work[e];
       const bool block = e < static_cast<std::size_t>(L);
-      if (!fused) add(w.fwd_bytes, w.fwd_s, 2 * w.tp_fwd);
+      if (!fused) add(w.fwd_bytes, w.fwd_s, 4.0 * w.tp_fwd_bytes, 2 * w.tp_fwd);
       // What full recomputation reruns: the block's forward with its collectives (kBlockCollectives).
-      if (!fused && block) add(w.block_bytes, w.block_s, 2 * kBlockCollectives);
-      add(w.bwd_bytes, w.bwd_s, 2 * w.tp_bwd);
-      add(w.rerun_bytes, w.rerun_s, w.tp_rerun_gathers);
+      if (!fused && block) add(w.block_bytes, w.block_s, 4.0 * w.tp_block_bytes, 2 * kBlockCollectives);
+      add(w.bwd_bytes, w.bwd_s, 4.0 * w.tp_bwd_bytes, 2 * w.tp_bwd);
+      add(w.rerun_bytes, w.rerun_s, 2.0 * w.tp_rerun_gathers * w.tp_rerun_gather_bytes, w.tp_rerun_gathers);
     }
   }
   // Async TP's fused ops pass over memory of their own on the compute stream, whatever the layout
@@ -311,8 +334,7 @@ std::vector<LayerWork> layer_work(const Scenario& sc, const ComputeGraph& graph,
   // shard. One of each per all-reduce equivalent of the forward and of full recomputation's rerun.
   // The all-gather's copy of the shard into its own output runs beside the last matmul: not charged.
   if (fused && t > 1.0) {
-    const double hidden = hidden_state_bytes(sc);
-    const double shard_copy = 2.0 * hidden / t, partial_sum = hidden * (1.0 + 1.0 / t);
+    const double shard_copy = 2.0 * gathered / t, partial_sum = hidden * (1.0 + 1.0 / t);
     const double fused_bytes = shard_copy + partial_sum;
     const double fused_s = kernels.memory_seconds(shard_copy, 1.0) + kernels.memory_seconds(partial_sum, 1.0);
     for (std::size_t e = 0; e < work.size(); ++e) {
@@ -335,7 +357,8 @@ RerunWork rerun_work(const LayerWork& w, Recompute recompute, SelectiveRecompute
       switch (selective) {
         case SelectiveRecompute::attention_core: return {w.core_flops, w.core_bytes, w.core_s};
         case SelectiveRecompute::every_other_matmul:
-          return {w.rerun_flops, w.rerun_bytes, w.rerun_s, w.tp_rerun_gathers};
+          return {w.rerun_flops, w.rerun_bytes, w.rerun_s, w.tp_rerun_gathers,
+                  w.tp_rerun_gathers * w.tp_rerun_gather_bytes};
       }
   }
   return {};

@@ -53,15 +53,22 @@ struct LayerWork {
   /// (see StageMemory::all_parameters).
   double all_params = 0.0;
   int tp_fwd = 0, tp_bwd = 0;  ///< TP collectives on the hidden-state buffer, forward and backward
+  /// What those move, as the all-reduce buffer they add up to (an all-gather or a reduce-scatter of S
+  /// counts S/2): tp_fwd (tp_bwd) hidden-state buffers, less what fp8 saves where the inputs are
+  /// gathered as fp8 (gathered_input_bytes). Forward, full recomputation's rerun (kBlockCollectives of
+  /// the block's) and backward.
+  double tp_fwd_bytes = 0.0, tp_block_bytes = 0.0, tp_bwd_bytes = 0.0;
   /// All-gathers of the hidden-state buffer per-op checkpointing reruns under TP with SP, one per
   /// column-parallel input of the block: torchtitan's save list keeps the reduce-scatters' outputs,
-  /// not the all-gathers' (docs/references.md).
+  /// not the all-gathers' (docs/references.md). Each gathers tp_rerun_gather_bytes.
   int tp_rerun_gathers = 0;
+  double tp_rerun_gather_bytes = 0.0;
   /// Of tp_bwd, the collectives Megatron issues asynchronously beside the column-parallel linears'
   /// backward GEMMs (the input-gradient all-reduces; with SP the input re-gathers and the gradient
   /// reduce-scatters), and the kernel seconds of those GEMMs (the weight gradients; with SP the input
   /// gradients too) that they can hide behind. Used when training.async_tp_backward is on.
   int tp_bwd_async = 0;
+  double tp_bwd_async_bytes = 0.0;  ///< their volume, as tp_bwd_bytes
   double tp_bwd_hiding_s = 0.0;
   CpAttentionWork cp;          ///< the split around the ring attention (filled when cp > 1)
   /// Expert-parallel all-to-alls (dispatch before the experts, combine after), forward and backward;
@@ -83,6 +90,10 @@ inline constexpr int head_unit(int num_layers) { return num_layers + 1; }
 /// One micro-batch's hidden-state buffer on one rank (its s/cp tokens under CP), in the activation
 /// dtype: what a TP collective reduces and a pipeline send carries.
 double hidden_state_bytes(const Scenario& sc);
+/// What one all-gather of a column-parallel linear's input moves under SP: the hidden-state buffer,
+/// in fp8 when the precision is (Transformer Engine's LayerNormLinear quantizes before gathering;
+/// torchao's Float8Linear gathers float8 for TP by default; docs/references.md).
+double gathered_input_bytes(const Scenario& sc);
 
 std::vector<LayerWork> layer_work(const Scenario& sc, const ComputeGraph& graph, EndsWork ends = EndsWork::folded);
 
@@ -92,6 +103,7 @@ std::vector<LayerWork> layer_work(const Scenario& sc, const ComputeGraph& graph,
 struct RerunWork {
   double flops = 0.0, bytes = 0.0, seconds = 0.0;
   int tp_all_gathers = 0;  ///< TP all-gathers the rerun repeats (full recomputation: see kBlockCollectives)
+  double tp_all_gather_bytes = 0.0;  ///< the buffers they gather, summed
 };
 RerunWork rerun_work(const LayerWork& w, Recompute recompute, SelectiveRecompute selective);
 

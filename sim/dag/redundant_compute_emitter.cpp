@@ -17,17 +17,19 @@ RedundantComputeEmitter::RedundantComputeEmitter(DagContext& ctx, const Pipeline
 void RedundantComputeEmitter::forward(int stage, const PipelineUnit& u) {
   DagContext::Work work;
   int collectives = 0;
+  double collective_bytes = 0.0;
   for (const int l : chunk_work_units(part_, successor(u.chunk), work_)) {
     const LayerWork& w = work_[static_cast<std::size_t>(l)];
     work.flops += w.fwd_flops;
     work.bytes += w.fwd_bytes;
     work.seconds += w.fwd_s;
     collectives += w.tp_fwd;
+    collective_bytes += w.tp_fwd_bytes;
   }
   auto& last = ctx_.last(stage);
   const DagContext::ChunkPos pos{u.chunk, u.microbatch, -1};
   auto ids = ctx_.per_lane(stage, TaskKind::redundant, pos, work, {}, {}, last);
-  last = tp_.collectives(stage, collectives, pos, ids);
+  last = tp_.collectives(stage, collectives, collective_bytes, pos, ids);
 }
 
 /// Redundant computation keeps the successor's replica current: after the successor's gradients

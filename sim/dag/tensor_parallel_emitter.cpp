@@ -18,7 +18,8 @@ DagContext::Work TensorParallelEmitter::stretched(DagContext::Work work, double 
 /// TP collectives on the hidden-state buffer for each TP group among the lanes: one task per group,
 /// depending on its members' tasks. With SP they are reduce-scatter + all-gather pairs of the same
 /// volume and step count, so they are modelled as the equivalent all-reduces.
-DagContext::Frontier TensorParallelEmitter::collectives(int stage, int count, const DagContext::ChunkPos& pos,
+DagContext::Frontier TensorParallelEmitter::collectives(int stage, int count, double bytes,
+                                                        const DagContext::ChunkPos& pos,
                                                         const std::vector<TaskId>& producers,
                                                         const DagContext::Frontier* before, Collective op) {
   const RankLayout& layout = ctx_.layout();
@@ -44,16 +45,18 @@ DagContext::Frontier TensorParallelEmitter::collectives(int stage, int count, co
     if (overlap) {
       std::vector<TaskId> start;
       for (std::size_t i : members) start.insert(start.end(), (*before)[i].begin(), (*before)[i].end());
-      after.push_back(add_collective(stage, count, hidden_share, false, pos, simulated, std::move(start), 0.0, op));
+      after.push_back(
+          add_collective(stage, count, bytes, hidden_share, false, pos, simulated, std::move(start), 0.0, op));
     }
     const TaskId id =
-        add_collective(stage, count, 1.0 - hidden_share, !overlap, pos, simulated, std::move(after), 0.0, op);
+        add_collective(stage, count, bytes, 1.0 - hidden_share, !overlap, pos, simulated, std::move(after), 0.0, op);
     for (std::size_t i : members) out[i] = {id};
   }
   return out;
 }
 
-DagContext::Frontier TensorParallelEmitter::issued_within(int stage, int count, const DagContext::ChunkPos& pos,
+DagContext::Frontier TensorParallelEmitter::issued_within(int stage, int count, double bytes,
+                                                          const DagContext::ChunkPos& pos,
                                                           const DagContext::Frontier& kernel_start, double delay_s) {
   const auto& lanes = ctx_.lanes();
   DagContext::Frontier out(lanes.size());
@@ -67,19 +70,19 @@ DagContext::Frontier TensorParallelEmitter::issued_within(int stage, int count, 
     }
     std::sort(deps.begin(), deps.end());
     deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
-    const TaskId id = add_collective(stage, count, 1.0, true, pos, simulated, std::move(deps), delay_s);
+    const TaskId id = add_collective(stage, count, bytes, 1.0, true, pos, simulated, std::move(deps), delay_s);
     for (std::size_t i : members) out[i] = {id};
   }
   return out;
 }
 
-TaskId TensorParallelEmitter::add_collective(int stage, int count, double share, bool nccl,
+TaskId TensorParallelEmitter::add_collective(int stage, int count, double bytes, double share, bool nccl,
                                              const DagContext::ChunkPos& pos,
                                              const std::vector<std::int64_t>& simulated, std::vector<TaskId> deps,
                                              double delay_s, Collective op) {
   const RankLayout& layout = ctx_.layout();
   Task t = ring_collective(op, layout.tp_group(simulated.front()), simulated,
-                           share * count * hidden_bytes_, TaskKind::tp_comm, Stream::tp_comm, layout);
+                           share * bytes, TaskKind::tp_comm, Stream::tp_comm, layout);
   t.latency_steps *= count;
   t.collective_calls = nccl ? count : 0;
   t.issue_delay_s = delay_s;

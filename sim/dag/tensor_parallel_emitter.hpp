@@ -33,9 +33,7 @@ struct TpOverlap {
 
 class TensorParallelEmitter {
  public:
-  /// `hidden_bytes`: one micro-batch's hidden-state buffer, what each collective reduces.
-  TensorParallelEmitter(DagContext& ctx, double hidden_bytes, TpOverlap overlap = {})
-      : ctx_(ctx), hidden_bytes_(hidden_bytes), overlap_(overlap) {}
+  explicit TensorParallelEmitter(DagContext& ctx, TpOverlap overlap = {}) : ctx_(ctx), overlap_(overlap) {}
 
   /// Whether a layer's collectives are overlapped with its GEMMs.
   bool overlapped() const { return overlap_.enabled && ctx_.layout().tp > 1; }
@@ -48,32 +46,32 @@ class TensorParallelEmitter {
   /// that pass is not overlapped or without kernel seconds.
   DagContext::Work stretched(DagContext::Work work, double core_fraction, bool forward) const;
 
-  /// `count` all-reduce equivalents (or `op`s) after `producers` (one per lane); returns the new
-  /// frontier. Overlapped (and `before`, the frontier the producers started from, given): all but one
-  /// chunk of them starts with the producers and runs beside them; the last chunk follows both.
-  DagContext::Frontier collectives(int stage, int count, const DagContext::ChunkPos& pos,
+  /// `count` all-reduce equivalents (or `op`s) on `bytes` (their buffers summed; LayerWork::tp_fwd_bytes)
+  /// after `producers` (one per lane); returns the new frontier. Overlapped (and `before`, the frontier
+  /// the producers started from, given): all but one chunk of them starts with the producers and runs
+  /// beside them; the last chunk follows both.
+  DagContext::Frontier collectives(int stage, int count, double bytes, const DagContext::ChunkPos& pos,
                                    const std::vector<TaskId>& producers,
                                    const DagContext::Frontier* before = nullptr,
                                    Collective op = Collective::all_reduce);
 
-  /// `count` all-reduce equivalents issued from inside a kernel that is running (Megatron's
+  /// `count` all-reduce equivalents on `bytes` issued from inside a kernel that is running (Megatron's
   /// asynchronous TP backward): per TP group, ready when the kernel may start (`kernel_start`: per
   /// lane what the kernel waits for, its stream predecessor included) and moving bytes `delay_s`
   /// into it. The kernel does not wait for them; returns the frontier of the exchange.
-  DagContext::Frontier issued_within(int stage, int count, const DagContext::ChunkPos& pos,
+  DagContext::Frontier issued_within(int stage, int count, double bytes, const DagContext::ChunkPos& pos,
                                      const DagContext::Frontier& kernel_start, double delay_s);
 
  private:
   /// One task for a TP group (`simulated`: its simulated members): `share` of `count` all-reduce
-  /// equivalents after `deps`; `nccl` says whether each pays NCCL's call latency.
-  TaskId add_collective(int stage, int count, double share, bool nccl, const DagContext::ChunkPos& pos,
+  /// equivalents on `bytes` after `deps`; `nccl` says whether each pays NCCL's call latency.
+  TaskId add_collective(int stage, int count, double bytes, double share, bool nccl, const DagContext::ChunkPos& pos,
                         const std::vector<std::int64_t>& simulated, std::vector<TaskId> deps, double delay_s = 0.0,
                         Collective op = Collective::all_reduce);
   /// Lane indices per TP group (keyed by replica index).
   std::map<std::int64_t, std::vector<std::size_t>> groups() const;
 
   DagContext& ctx_;
-  double hidden_bytes_;
   TpOverlap overlap_;
 };
 

@@ -88,7 +88,7 @@ class DagBuilder {
         m_(static_cast<int>(sc.num_microbatches())), hidden_bytes_(hidden_state_bytes(sc)),
         ctx_(rank_layout(sc), opt.fold, part.stages, sc.memory.offload.gpudirect),
         pipeline_(ctx_, part, hidden_bytes_, sc.training.behaviour.overlap_p2p_comm),
-        tp_(ctx_, hidden_bytes_, tp_overlap(sc)),
+        tp_(ctx_, tp_overlap(sc)),
         cp_(ctx_, context_parallel_plan(sc)),
         ep_(ctx_),
         recompute_(ctx_, tp_, ep_, sc.memory.recompute, sc.training.behaviour.selective_recompute),
@@ -228,7 +228,8 @@ class DagBuilder {
                                        tp_.stretched({w.fwd_flops, w.fwd_bytes, w.fwd_s}, core_fraction(w), true),
                                        alloc, release, last);
         if (block) offload_.after_forward(stage, pos, w, ids);
-        last = ep_.all_to_alls(stage, w.ep_fwd, w.ep_bytes, pos, tp_.collectives(stage, w.tp_fwd, pos, ids, &before));
+        last = ep_.all_to_alls(stage, w.ep_fwd, w.ep_bytes, pos,
+                               tp_.collectives(stage, w.tp_fwd, w.tp_fwd_bytes, pos, ids, &before));
         continue;
       }
       if (block) offload_.before_backward(k, last);
@@ -239,14 +240,16 @@ class DagBuilder {
       std::vector<TaskId> ids;
       if (cp_.active() && block) {
         ids = backward_with_cp(stage, pos, w, release, last);
-        last = tp_.collectives(stage, w.tp_bwd, pos, ids, tp_.overlaps_backward() ? &before : nullptr);
+        last = tp_.collectives(stage, w.tp_bwd, w.tp_bwd_bytes, pos, ids,
+                               tp_.overlaps_backward() ? &before : nullptr);
       } else {
         const DagContext::Work work = tp_.stretched({w.bwd_flops, w.bwd_bytes, w.bwd_s}, core_fraction(w), false);
         if (async_tp_backward(w, work)) {
           ids = backward_with_async_tp(stage, pos, w, work, release, last);
         } else {
           ids = ctx_.per_lane(stage, TaskKind::backward, pos, work, {}, release, last);
-          last = tp_.collectives(stage, w.tp_bwd, pos, ids, tp_.overlaps_backward() ? &before : nullptr);
+          last = tp_.collectives(stage, w.tp_bwd, w.tp_bwd_bytes, pos, ids,
+                                 tp_.overlaps_backward() ? &before : nullptr);
         }
       }
       last = ep_.all_to_alls(stage, w.ep_bwd, w.ep_bytes, pos, last);
@@ -348,8 +351,9 @@ class DagBuilder {
       if (previous != kNoTask) kernel_start[i].push_back(previous);
     }
     const auto ids = ctx_.per_lane(stage, TaskKind::backward, pos, work, {}, std::move(release), last);
-    const Frontier exchanged = tp_.issued_within(stage, w.tp_bwd_async, pos, kernel_start, work.seconds - hiding);
-    last = tp_.collectives(stage, w.tp_bwd - w.tp_bwd_async, pos, ids);
+    const Frontier exchanged =
+        tp_.issued_within(stage, w.tp_bwd_async, w.tp_bwd_async_bytes, pos, kernel_start, work.seconds - hiding);
+    last = tp_.collectives(stage, w.tp_bwd - w.tp_bwd_async, w.tp_bwd_bytes - w.tp_bwd_async_bytes, pos, ids);
     for (std::size_t i = 0; i < last.size(); ++i) last[i].insert(last[i].end(), exchanged[i].begin(), exchanged[i].end());
     return ids;
   }
