@@ -356,6 +356,12 @@ TEST_CASE("Folded EP (etp 1): whole experts on a rank, the same FLOPs and sharde
   // (Block 1: block 0 also carries the embedding's.)
   CHECK(work[1].tp_fwd == 1);
   CHECK(carved[1].tp_fwd == kBlockCollectives);
+  // Full recomputation reruns the block's own: one in the folded block, and block 0 the same
+  // (the embedding's is not rerun).
+  CHECK(work[1].tp_block == 1);
+  CHECK(work[0].tp_block == 1);
+  CHECK(work[0].tp_fwd == 2);
+  CHECK(carved[1].tp_block == kBlockCollectives);
   // Every EP peer of the simulated ranks is on their node.
   const TaskDag dag =
       build_training_dag(folded.sc, folded.graph, folded.part, folded.memory, {true, -1, 1});

@@ -51,7 +51,7 @@ inline constexpr ValidatedBand kFp8Band{23, -18.2, 5.0};
 /// power law (sustained_clock): torchtitan's runs on H100 at 500 W (Llama 3.1 8B eager and compiled;
 /// 70B Float8 with and without AsyncTP, December 2024; 8B at TP 8 and 70B, bf16 and Float8, with and
 /// without it, June 2025).
-inline constexpr ValidatedBand kPowerLimitBand{14, -13.7, 1.7};
+inline constexpr ValidatedBand kPowerLimitBand{14, -13.6, 1.7};
 /// Narrow dense models on H100: hidden size kNarrowHidden or less, every framework (Megatron-LM's
 /// 1.7B and 7.1B, NVIDIA's NeMo Llama 3/3.1 8B, Llama 2 7B and GPT-3 5B, Megatron-Bridge's Llama 3
 /// 8B, torchtitan's Llama 3.1 8B at TP 1 and 8, llm-foundry's MPT-7B): optimistic on all but one,

@@ -261,26 +261,31 @@ std::vector<LayerWork> layer_work(const Scenario& sc, const ComputeGraph& graph,
   //
   // Their volume: under fp8 with SP the column-parallel linears' inputs are gathered as fp8, 1 byte
   // an element (gathered_input_bytes), the forward's, the recomputation's and Megatron's re-gathers
-  // alike; reduce-scatters and the backward's gradient all-gathers stay in 16 bits.
+  // alike; reduce-scatters and the backward's gradient all-gathers stay in 16 bits, and so do an MoE
+  // sub-block's tokens (Megatron-Core's token dispatcher gathers them before any fp8 cast).
   const double hidden = hidden_state_bytes(sc), gathered = gathered_input_bytes(sc);
-  // An all-gather of an input and a reduce-scatter of an output (without SP, an all-reduce).
-  const double forward_pair = sp ? 0.5 * (gathered + hidden) : hidden;
   const bool folded_moe = sc.parallelism.experts_folded() && sc.model.num_shared_experts == 0;
   for (int l = 0; l < L; ++l) {
     LayerWork& w = work[static_cast<std::size_t>(l)];
-    const bool attention_only = folded_moe && w.expert_params > 0.0;
-    w.tp_fwd = attention_only ? 1 : kBlockCollectives;
-    w.tp_fwd_bytes = w.tp_fwd * forward_pair;
-    w.tp_block_bytes = kBlockCollectives * forward_pair;
-    w.tp_rerun_gathers = w.tp_fwd;  // one all-gather before each sub-block's column-parallel linears
-    w.tp_rerun_gather_bytes = gathered;
-    w.tp_bwd = w.tp_fwd + (regathers ? 1 : 0);
+    const bool moe = w.expert_params > 0.0;
+    const bool attention_only = folded_moe && moe;
+    w.tp_block = attention_only ? 1 : kBlockCollectives;
+    // Sub-blocks whose gather is a linear's input: all but an MoE block's expert sub-block.
+    const int linear_gathers = moe ? 1 : w.tp_block;
+    w.tp_gather_bytes = (linear_gathers * gathered + (w.tp_block - linear_gathers) * hidden) / w.tp_block;
+    // An all-gather of an input and a reduce-scatter of an output (without SP, an all-reduce).
+    const double pair = 0.5 * (w.tp_gather_bytes + hidden);
+    w.tp_fwd = w.tp_block;
+    w.tp_block_bytes = w.tp_block * pair;
+    w.tp_fwd_bytes = w.tp_block_bytes;
+    w.tp_rerun_gathers = w.tp_block;  // one all-gather before each sub-block's column-parallel linears
+    w.tp_bwd = w.tp_block + (regathers ? 1 : 0);
     // The input gradients' reduce-scatters and the output gradients' all-gathers (without SP the
     // input gradients' all-reduces), and the re-gathers of the inputs.
-    w.tp_bwd_bytes = w.tp_fwd * hidden + (regathers ? gathered : 0.0);
+    w.tp_bwd_bytes = w.tp_block * hidden + (regathers ? w.tp_gather_bytes : 0.0);
     // The all-reduces (with SP the gathers and scatters) beside the column-parallel linears.
-    w.tp_bwd_async = attention_only ? 1 : kBlockCollectives;
-    w.tp_bwd_async_bytes = w.tp_bwd_async * (regathers ? forward_pair : hidden);
+    w.tp_bwd_async = w.tp_block;
+    w.tp_bwd_async_bytes = w.tp_bwd_async * (regathers ? pair : hidden);
   }
   // Expert parallelism: the router's tokens go to their experts' ranks and come back, one all-to-all
   // each way forward, and their gradients the same way backward (Megatron-Core's alltoall token
@@ -307,7 +312,8 @@ std::vector<LayerWork> layer_work(const Scenario& sc, const ComputeGraph& graph,
   // order and each reduce-scatter's input out of it, one pass over the buffer it moved (read and
   // write) on the compute stream, two per all-reduce equivalent (an all-reduce equivalent's volume
   // counts each of its buffers half: 4 bytes copied per byte of volume). Async TP's fused matmuls
-  // read and write the forward's and full recomputation's shards in place: those copy nothing. The
+  // read and write the forward's and full recomputation's shards in place: those need no layout
+  // copy (their own passes are below). The embedding's reduce-scatter (no matmul to fuse with), the
   // backward's collectives and per-op checkpointing's rerun all-gathers are not fused (they block),
   // and userbuffers pipeline collectives without changing the layout: they copy.
   const bool fused = behaviour.overlap_tp_comm && behaviour.tp_overlap_method == TpOverlapMethod::async_tp;
@@ -319,11 +325,12 @@ std::vector<LayerWork> layer_work(const Scenario& sc, const ComputeGraph& graph,
     for (std::size_t e = 0; e < work.size(); ++e) {
       LayerWork& w = work[e];
       const bool block = e < static_cast<std::size_t>(L);
-      if (!fused) add(w.fwd_bytes, w.fwd_s, 4.0 * w.tp_fwd_bytes, 2 * w.tp_fwd);
-      // What full recomputation reruns: the block's forward with its collectives (kBlockCollectives).
-      if (!fused && block) add(w.block_bytes, w.block_s, 4.0 * w.tp_block_bytes, 2 * kBlockCollectives);
+      if (fused) add(w.fwd_bytes, w.fwd_s, 4.0 * (w.tp_fwd_bytes - w.tp_block_bytes), 2 * (w.tp_fwd - w.tp_block));
+      else add(w.fwd_bytes, w.fwd_s, 4.0 * w.tp_fwd_bytes, 2 * w.tp_fwd);
+      // What full recomputation reruns: the block's forward with its collectives (tp_block).
+      if (!fused && block) add(w.block_bytes, w.block_s, 4.0 * w.tp_block_bytes, 2 * w.tp_block);
       add(w.bwd_bytes, w.bwd_s, 4.0 * w.tp_bwd_bytes, 2 * w.tp_bwd);
-      add(w.rerun_bytes, w.rerun_s, 2.0 * w.tp_rerun_gathers * w.tp_rerun_gather_bytes, w.tp_rerun_gathers);
+      add(w.rerun_bytes, w.rerun_s, 2.0 * w.tp_rerun_gathers * w.tp_gather_bytes, w.tp_rerun_gathers);
     }
   }
   // Async TP's fused ops pass over memory of their own on the compute stream, whatever the layout
@@ -331,19 +338,20 @@ std::vector<LayerWork> layer_work(const Scenario& sc, const ComputeGraph& graph,
   // copies the rank's shard into its symmetric-memory buffer, before its first matmul (the "mv" it
   // does not overlap); the matmul-reduce-scatter pulls every rank's partial output and sums them in
   // one kernel after the last (reduce_partials), reading the whole hidden-state buffer and writing a
-  // shard. One of each per all-reduce equivalent of the forward and of full recomputation's rerun.
-  // The all-gather's copy of the shard into its own output runs beside the last matmul: not charged.
+  // shard. One of each per all-reduce equivalent of a block's forward and of full recomputation's
+  // rerun (the embedding's collective is not fused). The all-gather's copy of the shard into its own
+  // output runs beside the last matmul: not charged.
   if (fused && t > 1.0) {
-    const double shard_copy = 2.0 * gathered / t, partial_sum = hidden * (1.0 + 1.0 / t);
-    const double fused_bytes = shard_copy + partial_sum;
-    const double fused_s = kernels.memory_seconds(shard_copy, 1.0) + kernels.memory_seconds(partial_sum, 1.0);
-    for (std::size_t e = 0; e < work.size(); ++e) {
-      LayerWork& w = work[e];
-      w.fwd_bytes += w.tp_fwd * fused_bytes;
-      w.fwd_s += w.tp_fwd * fused_s;
-      if (e >= static_cast<std::size_t>(L)) continue;
-      w.block_bytes += kBlockCollectives * fused_bytes;
-      w.block_s += kBlockCollectives * fused_s;
+    for (int l = 0; l < L; ++l) {
+      LayerWork& w = work[static_cast<std::size_t>(l)];
+      const double shard_copy = 2.0 * w.tp_gather_bytes / t, partial_sum = hidden * (1.0 + 1.0 / t);
+      const double bytes = w.tp_block * (shard_copy + partial_sum);
+      const double seconds =
+          w.tp_block * (kernels.memory_seconds(shard_copy, 1.0) + kernels.memory_seconds(partial_sum, 1.0));
+      w.fwd_bytes += bytes;
+      w.fwd_s += seconds;
+      w.block_bytes += bytes;
+      w.block_s += seconds;
     }
   }
   return work;
@@ -357,8 +365,7 @@ RerunWork rerun_work(const LayerWork& w, Recompute recompute, SelectiveRecompute
       switch (selective) {
         case SelectiveRecompute::attention_core: return {w.core_flops, w.core_bytes, w.core_s};
         case SelectiveRecompute::every_other_matmul:
-          return {w.rerun_flops, w.rerun_bytes, w.rerun_s, w.tp_rerun_gathers,
-                  w.tp_rerun_gathers * w.tp_rerun_gather_bytes};
+          return {w.rerun_flops, w.rerun_bytes, w.rerun_s, w.tp_rerun_gathers, w.tp_rerun_gathers * w.tp_gather_bytes};
       }
   }
   return {};

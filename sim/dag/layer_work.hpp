@@ -53,16 +53,22 @@ struct LayerWork {
   /// (see StageMemory::all_parameters).
   double all_params = 0.0;
   int tp_fwd = 0, tp_bwd = 0;  ///< TP collectives on the hidden-state buffer, forward and backward
+  /// The block's own forward collectives (tp_fwd without the embedding's), what full recomputation
+  /// reruns: kBlockCollectives, or 1 in a folded MoE block without shared experts.
+  int tp_block = 0;
   /// What those move, as the all-reduce buffer they add up to (an all-gather or a reduce-scatter of S
   /// counts S/2): tp_fwd (tp_bwd) hidden-state buffers, less what fp8 saves where the inputs are
-  /// gathered as fp8 (gathered_input_bytes). Forward, full recomputation's rerun (kBlockCollectives of
-  /// the block's) and backward.
+  /// gathered as fp8 (gathered_input_bytes). Forward, full recomputation's rerun (tp_block) and
+  /// backward. The embedding's forward collective and the LM head's backward one count a whole
+  /// hidden-state buffer each.
   double tp_fwd_bytes = 0.0, tp_block_bytes = 0.0, tp_bwd_bytes = 0.0;
+  /// What one of the block's input all-gathers moves (their mean: an MoE sub-block gathers 16-bit
+  /// tokens where a linear's input may be fp8).
+  double tp_gather_bytes = 0.0;
   /// All-gathers of the hidden-state buffer per-op checkpointing reruns under TP with SP, one per
   /// column-parallel input of the block: torchtitan's save list keeps the reduce-scatters' outputs,
-  /// not the all-gathers' (docs/references.md). Each gathers tp_rerun_gather_bytes.
+  /// not the all-gathers' (docs/references.md). Each gathers tp_gather_bytes.
   int tp_rerun_gathers = 0;
-  double tp_rerun_gather_bytes = 0.0;
   /// Of tp_bwd, the collectives Megatron issues asynchronously beside the column-parallel linears'
   /// backward GEMMs (the input-gradient all-reduces; with SP the input re-gathers and the gradient
   /// reduce-scatters), and the kernel seconds of those GEMMs (the weight gradients; with SP the input
@@ -102,7 +108,7 @@ std::vector<LayerWork> layer_work(const Scenario& sc, const ComputeGraph& graph,
 /// other matmul (selective as per-op checkpointing); nothing without recompute.
 struct RerunWork {
   double flops = 0.0, bytes = 0.0, seconds = 0.0;
-  int tp_all_gathers = 0;  ///< TP all-gathers the rerun repeats (full recomputation: see kBlockCollectives)
+  int tp_all_gathers = 0;  ///< TP all-gathers per-op checkpointing's rerun repeats (full recomputation: tp_block)
   double tp_all_gather_bytes = 0.0;  ///< the buffers they gather, summed
 };
 RerunWork rerun_work(const LayerWork& w, Recompute recompute, SelectiveRecompute selective);

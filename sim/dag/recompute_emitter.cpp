@@ -16,7 +16,7 @@ void RecomputeEmitter::before_backward(int stage, const DagContext::ChunkPos& po
   const double core_fraction = w.block_s > 0.0 ? w.core_s / w.block_s : 0.0;
   auto ids = ctx_.per_lane(stage, TaskKind::recompute, pos, full ? tp_.stretched(work, core_fraction, true) : work,
                            alloc, {}, last);
-  last = full ? tp_.collectives(stage, kBlockCollectives, w.tp_block_bytes, pos, ids, &before)
+  last = full ? tp_.collectives(stage, w.tp_block, w.tp_block_bytes, pos, ids, &before)
               : tp_.collectives(stage, rerun.tp_all_gathers, rerun.tp_all_gather_bytes, pos, ids,
                                 tp_.overlaps_per_op_rerun() ? &before : nullptr, Collective::all_gather);
   // Rerunning a whole MoE block dispatches and combines its tokens again.

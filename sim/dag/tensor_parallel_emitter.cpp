@@ -17,7 +17,8 @@ DagContext::Work TensorParallelEmitter::stretched(DagContext::Work work, double 
 
 /// TP collectives on the hidden-state buffer for each TP group among the lanes: one task per group,
 /// depending on its members' tasks. With SP they are reduce-scatter + all-gather pairs of the same
-/// volume and step count, so they are modelled as the equivalent all-reduces.
+/// step count, so they are modelled as the equivalent all-reduces on the mean of the pair's buffers
+/// (an fp8 input gathered, a 16-bit output scattered; `bytes`).
 DagContext::Frontier TensorParallelEmitter::collectives(int stage, int count, double bytes,
                                                         const DagContext::ChunkPos& pos,
                                                         const std::vector<TaskId>& producers,
