@@ -47,6 +47,16 @@ std::vector<std::string> plus(std::vector<std::string> sets, std::initializer_li
   return sets;
 }
 
+/// Llama 3 8B with the pytorch-fsdp preset at TP 8 with SP over 2 replicas, two sequences of 8192 per
+/// micro-batch, no recompute; `more` on top.
+Scenario llama_8b_tp8(std::initializer_list<std::string> more) {
+  const std::vector<std::string> tp8 = {"training.framework=\"pytorch-fsdp\"", "memory.recompute=\"none\"",
+                                        "nodes=2", "parallelism.tp=8", "parallelism.dp=2",
+                                        "parallelism.sequence_parallel=true", "training.global_batch_size=4",
+                                        "training.micro_batch_size=2", "training.iterations=1"};
+  return test::load("llama-3-8b-zero3-h100", plus(tp8, more));
+}
+
 }  // namespace
 
 TEST_CASE("Framework presets set each overlap, and each is overridable on its own", "[framework]") {
@@ -173,13 +183,7 @@ TEST_CASE("DTensor's sequence parallelism copies the tensor around each collecti
           "keeps the gathered inputs",
           "[framework][activations]") {
   // Llama 3 8B with the pytorch-fsdp preset at TP 8 with SP, two sequences of 8192 per micro-batch.
-  const std::vector<std::string> tp8 = {"training.framework=\"pytorch-fsdp\"", "memory.recompute=\"none\"",
-                                        "nodes=2", "parallelism.tp=8", "parallelism.dp=2",
-                                        "parallelism.sequence_parallel=true", "training.global_batch_size=4",
-                                        "training.micro_batch_size=2", "training.iterations=1"};
-  const auto load = [&](std::initializer_list<std::string> more) {
-    return test::load("llama-3-8b-zero3-h100", plus(tp8, more));
-  };
+  const auto load = llama_8b_tp8;
   const Scenario dtensor = load({});
   REQUIRE(dtensor.training.behaviour.sequence_parallel_style == SequenceParallelStyle::dtensor);
   const Scenario megatron = load({"training.sequence_parallel_style=megatron"});
@@ -228,13 +232,7 @@ TEST_CASE("Under fp8 with SP the column-parallel linears' inputs are gathered as
   // DTensor's. Transformer Engine's LayerNormLinear quantizes before gathering, torchao's Float8Linear
   // gathers float8 for TP: every all-gather of an input (forward, recomputation, Megatron's re-gather)
   // moves 1 byte an element; reduce-scatters and the gradients' all-gathers 2.
-  const std::vector<std::string> tp8 = {"training.framework=\"pytorch-fsdp\"", "memory.recompute=\"none\"",
-                                        "nodes=2", "parallelism.tp=8", "parallelism.dp=2",
-                                        "parallelism.sequence_parallel=true", "training.global_batch_size=4",
-                                        "training.micro_batch_size=2", "training.iterations=1"};
-  const auto load = [&](std::initializer_list<std::string> more) {
-    return test::load("llama-3-8b-zero3-h100", plus(tp8, more));
-  };
+  const auto load = llama_8b_tp8;
   const Scenario megatron_fp8 = load({"training.precision=\"fp8\"", "training.sequence_parallel_style=megatron"});
   const Scenario megatron_bf16 = load({"training.sequence_parallel_style=megatron"});
   const Scenario dtensor_fp8 = load({"training.precision=\"fp8\""});
