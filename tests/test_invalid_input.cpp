@@ -79,6 +79,9 @@ TEST_CASE("Invalid scenarios give one pinned line per error", "[input]") {
       {"an unknown sequence-parallel style", base(), {"training.sequence_parallel_style=ulysses"},
        "--set training.sequence_parallel_style=ulysses: /training/sequence_parallel_style: unknown value (got "
        "\"ulysses\", expected one of: megatron, dtensor)"},
+      {"an unknown fp8 scaling", base(), {"training.fp8_scaling=blockwise"},
+       "--set training.fp8_scaling=blockwise: /training/fp8_scaling: unknown value (got \"blockwise\", expected "
+       "one of: delayed, current)"},
       {"unknown unit", base(), {"hardware.gpu.hbm=80 GiBs"},
        "--set hardware.gpu.hbm=80 GiBs: /hardware/gpu/hbm: invalid quantity: unknown unit 'GiBs' "
        "(got \"80 GiBs\", expected a size like \"80 GiB\" greater than 0)"},
@@ -95,8 +98,8 @@ TEST_CASE("Invalid scenarios give one pinned line per error", "[input]") {
        "inline.json: /training/seq_length: unknown key (got \"seq_length\", expected one of: seq_len, "
        "micro_batch_size, global_batch_size, precision, grad_precision, state_precision, optimizer, "
        "iterations, flash_attention, framework, attention_kernel, overlap_grad_reduce, overlap_param_gather, "
-       "align_param_gather, overlap_tp_comm, tp_overlap_method, sequence_parallel_style, overlap_p2p_comm, "
-       "async_tp_backward, "
+       "align_param_gather, overlap_tp_comm, tp_overlap_method, sequence_parallel_style, fp8_scaling, "
+       "overlap_p2p_comm, async_tp_backward, "
        "fused_elementwise, grad_accumulation, "
        "selective_recompute, cross_entropy, logit_metrics, moe)"},
       // Explicit pipeline partitions (base: 96 layers, pp 8, virtual_stages 3).

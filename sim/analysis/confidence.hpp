@@ -21,7 +21,7 @@ struct ValidatedBand {
 };
 /// Mixture-of-experts models (Mixtral 8x22B, Qwen2-57B-A14B, Grok-1, Qwen3-30B-A3B ×2, DeepSeek-V3 ×2;
 /// Megatron-Core on H100), in every precision: the FP8 and narrow-model bands below are dense runs'.
-inline constexpr ValidatedBand kMoeBand{7, -59.8, 5.4};
+inline constexpr ValidatedBand kMoeBand{7, -58.5, 5.4};
 /// A regime's band on one GPU family, with its mean absolute error in percent.
 struct GpuBand {
   const char* family;  ///< the GPU model's name up to its first '-' (gpu_family)
@@ -46,18 +46,18 @@ inline constexpr ValidatedBand kOffloadBand{5, -29.6, 28.4};
 /// larger batches), torchtitan's Float8 Llama 3.1
 /// 70B with and without AsyncTP (December 2024 and June 2025) and 8B at TP 8 (June 2025). Optimistic
 /// most on narrow models in the older NeMo releases (GPT-3 5B).
-inline constexpr ValidatedBand kFp8Band{23, -18.2, 5.0};
+inline constexpr ValidatedBand kFp8Band{23, -18.2, 6.6};
 /// GPUs run below their rated power (gpu.power_limit < gpu.tdp), whose SM clock comes from the f³
 /// power law (sustained_clock): torchtitan's runs on H100 at 500 W (Llama 3.1 8B eager and compiled;
 /// 70B Float8 with and without AsyncTP, December 2024; 8B at TP 8 and 70B, bf16 and Float8, with and
 /// without it, June 2025).
-inline constexpr ValidatedBand kPowerLimitBand{14, -13.6, 1.7};
+inline constexpr ValidatedBand kPowerLimitBand{14, -8.9, 6.3};
 /// Narrow dense models on H100: hidden size kNarrowHidden or less, every framework (Megatron-LM's
 /// 1.7B and 7.1B, NVIDIA's NeMo Llama 3/3.1 8B, Llama 2 7B and GPT-3 5B, Megatron-Bridge's Llama 3
 /// 8B, torchtitan's Llama 3.1 8B at TP 1 and 8, llm-foundry's MPT-7B): optimistic on all but one,
 /// most on the narrowest and the older releases. MoE models are kMoeBand's.
 inline constexpr double kNarrowHidden = 4096;
-inline constexpr ValidatedBand kNarrowH100Band{19, -18.2, 3.8};
+inline constexpr ValidatedBand kNarrowH100Band{19, -18.2, 6.6};
 /// Whether the scenario is in that regime.
 bool narrow_on_h100(const Scenario& sc);
 /// Wider dense models on H100 in 16 bits with the megatron-core preset (NVIDIA's dgxc NeMo 24.09 GPT-3
@@ -77,7 +77,7 @@ inline constexpr ValidatedBand kCheckpointStoreBand{18, -28.6, 31.4};
 /// 256, bf16 and Float8, June 2025), measured and Strata's (runs = pairs; tests/test_validation.cpp
 /// checks both against the table).
 inline constexpr ValidatedBand kAsyncTpMeasuredGain{5, 5.7, 16.4};
-inline constexpr ValidatedBand kAsyncTpStrataGain{5, 11.2, 16.1};
+inline constexpr ValidatedBand kAsyncTpStrataGain{5, 10.6, 15.8};
 
 Confidence assess_confidence(const Scenario& sc, const RunResult& r);
 

@@ -56,6 +56,14 @@ std::string to_string(SequenceParallelStyle s) {
   return "sequence_parallel_style";
 }
 
+std::string to_string(Fp8Scaling s) {
+  switch (s) {
+    case Fp8Scaling::delayed: return "delayed";
+    case Fp8Scaling::current: return "current";
+  }
+  return "fp8_scaling";
+}
+
 std::string to_string(SelectiveRecompute r) {
   switch (r) {
     case SelectiveRecompute::attention_core: return "attention-core";
@@ -139,7 +147,8 @@ FrameworkBehaviour preset(Framework f, const PresetInputs& in) {
     // Selective checkpointing is PyTorch's per-op one, as torchtitan applies it (every other matmul
     // rerun; torchtitan/distributed/activation_checkpoint.py). Its TP overlap, when asked for, is
     // PyTorch's async TP (torchtitan's enable_async_tensor_parallel). Its sequence parallelism is
-    // DTensor's, sharded on dim 1 of [batch, sequence, hidden] (torchtitan's parallelize plans).
+    // DTensor's, sharded on dim 1 of [batch, sequence, hidden] (torchtitan's parallelize plans). Its
+    // fp8 is torchao's Float8Linear, tensor-wise dynamic scaling (torchtitan's Float8 default).
     case Framework::pytorch_fsdp:
       return {.overlap_grad_reduce = true, .overlap_param_gather = true, .overlap_tp_comm = false,
               .tp_overlap_method = TpOverlapMethod::async_tp,
@@ -148,7 +157,8 @@ FrameworkBehaviour preset(Framework f, const PresetInputs& in) {
               .fused_elementwise = false,
               .selective_recompute = in.per_op_checkpointing ? SelectiveRecompute::every_other_matmul
                                                              : SelectiveRecompute::attention_core,
-              .cross_entropy = CrossEntropy::pytorch};
+              .cross_entropy = CrossEntropy::pytorch,
+              .fp8_scaling = Fp8Scaling::current};
   }
   return {};
 }
@@ -187,7 +197,8 @@ const std::vector<FrameworkDoc>& framework_docs() {
        "attention through the vendor's fused kernel (cuDNN via Transformer Engine); vocab-parallel cross-entropy "
        "in place on the fp32 copy of the logits, as eager kernels (Megatron-LM's default; training.cross_entropy "
        "vocab-parallel-fused for --cross-entropy-loss-fusion, on in NeMo 2.0 and Megatron-Bridge); under fp8 "
-       "the linears keep their inputs' FP8 copies (Transformer Engine)",
+       "the linears keep their inputs' FP8 copies (Transformer Engine), scaled as delayed (NeMo 24.x's recipe; "
+       "training.fp8_scaling current for Megatron-Bridge's FP8-CS)",
        true},
       {Framework::deepspeed,
        "DeepSpeed: overlap_comm as its defaults set it (off below ZeRO-3: gradient reduction blocks the "
@@ -206,7 +217,8 @@ const std::vector<FrameworkDoc>& framework_docs() {
        "SP; the loss's log-softmax beside the fp32 "
        "copy of the logits (F.cross_entropy); training.overlap_tp_comm as PyTorch's async TP (forward and "
        "recomputation only); sequence parallelism as DTensor's (a copy of the whole tensor per all-gather and "
-       "reduce-scatter with a batch above 1, the column-parallel linears' gathered inputs kept)",
+       "reduce-scatter with a batch above 1, the column-parallel linears' gathered inputs kept); fp8 as torchao's "
+       "Float8Linear, scaled by each tensor's current amax",
        true},
   };
   return docs;

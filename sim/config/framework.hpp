@@ -117,6 +117,19 @@ enum class SequenceParallelStyle {
   dtensor,
 };
 
+/// How fp8 training scales a 16-bit activation before casting it (with training.precision fp8).
+enum class Fp8Scaling {
+  /// Transformer Engine's delayed scaling (its DelayedScaling recipe, NeMo's default through 24.x):
+  /// the scale comes from the amax history, so the cast needs no pass of its own to find it and a
+  /// fused norm writes its output in fp8 directly (normalization.cpp: Float8Quantizer, FULLY_FUSED).
+  delayed,
+  /// Current (dynamic, tensor-wise) scaling: the scale comes from this tensor's amax, computed by a
+  /// kernel of its own before the cast (Transformer Engine's Float8CurrentScalingQuantizer, Megatron-
+  /// Bridge's FP8-CS; torchao's Float8Linear with tensorwise scaling, torchtitan's Float8). A fused norm
+  /// writes 16 bits and its amax, and a second kernel casts (normalization.cpp: FUSED_NORM_AMAX_FP8).
+  current,
+};
+
 struct FrameworkBehaviour {
   /// Gradient reduction runs on its own stream beside the backward; false: it does not overlap the
   /// compute. Gradients reduced once per step are reduced after the stage's whole backward (Megatron-LM
@@ -161,6 +174,8 @@ struct FrameworkBehaviour {
   /// Under fp8, the linears keep the FP8 copy of their input for the weight gradient (Transformer
   /// Engine's modules, Megatron-Core) rather than the 16-bit input.
   bool fp8_saves_quantized_inputs = false;
+  /// Under fp8, how the activations' scales are found.
+  Fp8Scaling fp8_scaling = Fp8Scaling::delayed;
 };
 
 /// Whether the backward's TP collectives are pipelined with its GEMMs (training.overlap_tp_comm with
@@ -193,6 +208,7 @@ std::string to_string(SelectiveRecompute r);
 std::string to_string(CrossEntropy c);
 std::string to_string(TpOverlapMethod m);
 std::string to_string(SequenceParallelStyle s);
+std::string to_string(Fp8Scaling s);
 /// Every attention kernel with its name and what it is (`training.attention_kernel`).
 struct AttentionKernelDoc {
   AttentionKernel kernel;

@@ -67,7 +67,7 @@ void register_builtin_policies(PolicyCatalog& catalog) {
                             "training framework preset (overrides: training.overlap_grad_reduce, overlap_param_gather, "
                             "overlap_tp_comm, tp_overlap_method, sequence_parallel_style, overlap_p2p_comm, "
                             "async_tp_backward, attention_kernel, fused_elementwise, grad_accumulation, "
-                            "selective_recompute, cross_entropy)",
+                            "selective_recompute, cross_entropy, fp8_scaling)",
                             {}};
   for (const auto& f : framework_docs()) frameworks.policies.push_back({to_string(f.framework), f.doc});
   catalog.add(std::move(frameworks));
@@ -100,6 +100,16 @@ void register_builtin_policies(PolicyCatalog& catalog) {
                  "each all-gather and reduce-scatter not fused by async TP copies the whole tensor into place once; "
                  "the column-parallel linears keep the gathered input (two all-reduce equivalents per block "
                  "backward, the input whole on every TP rank)"}}});
+  catalog.add({"fp8_scaling", "training.fp8_scaling",
+               "under fp8, how an activation's scale is found before it is cast (default from the framework "
+               "preset)",
+               {{to_string(Fp8Scaling::delayed),
+                 "Transformer Engine's delayed scaling (NeMo 24.x): the scale from the amax history; a fused norm "
+                 "writes fp8 directly, other operands one cast-transpose pass"},
+                {to_string(Fp8Scaling::current),
+                 "current scaling (Transformer Engine's FP8-CS, Megatron-Bridge; torchao's tensor-wise Float8, "
+                 "torchtitan): the tensor's amax first, a pass of its own (a fused norm computes it while writing "
+                 "16 bits, which a second kernel casts)"}}});
   catalog.add({"tp_overlap_method", "training.tp_overlap_method",
                "how training.overlap_tp_comm pipelines the TP collectives with the GEMMs (default from the framework "
                "preset)",

@@ -144,6 +144,10 @@ const ParamTable kTraining = {
             "hidden], a copy per collective with a batch above 1, the gathered inputs kept); default from the "
             "framework",
      .choices = names("sequence_parallel_style"), .optional = true},
+    {.key = "fp8_scaling", .kind = ParamKind::choice,
+     .doc = "under fp8, how an activation's scale is found: delayed (Transformer Engine's amax history) or current "
+            "(the tensor's own amax, a pass of its own before the cast); default from the framework",
+     .choices = names("fp8_scaling"), .optional = true},
     {.key = "overlap_p2p_comm", .kind = ParamKind::boolean,
      .doc = "pipeline sends asynchronous beside the compute (Megatron overlap_p2p_comm); default from the framework",
      .optional = true},
@@ -685,6 +689,9 @@ Scenario parse_scenario(const json& doc, const SourceMap& sources) {
         enum_from_name(tr.choice("sequence_parallel_style"),
                        {SequenceParallelStyle::megatron, SequenceParallelStyle::dtensor},
                        t.behaviour.sequence_parallel_style);
+  if (tr.has("fp8_scaling"))
+    t.behaviour.fp8_scaling =
+        enum_from_name(tr.choice("fp8_scaling"), {Fp8Scaling::delayed, Fp8Scaling::current}, t.behaviour.fp8_scaling);
   if (tr.has("overlap_tp_comm")) {
     t.behaviour.overlap_tp_comm = tr.boolean("overlap_tp_comm");
     // Transformer Engine overlaps the sequence-parallel all-gather and reduce-scatter; Megatron-Bridge

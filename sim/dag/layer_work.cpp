@@ -93,7 +93,8 @@ std::vector<LayerWork> layer_work(const Scenario& sc, const ComputeGraph& graph,
   // Megatron's sequence-parallel linears re-gather their sharded input for the weight gradient.
   const bool regathers = sp && !dtensor;
   std::vector<int> matmuls_so_far(static_cast<std::size_t>(L), 0);
-  const KernelCosts kernels(sc.hardware, sc.training.precision, sc.training.behaviour.attention);
+  const KernelCosts kernels(sc.hardware, sc.training.precision, sc.training.behaviour.attention,
+                            sc.training.behaviour.fp8_scaling);
   const bool apart = ends == EndsWork::apart;
   std::vector<LayerWork> work(static_cast<std::size_t>(apart ? L + 2 : L));
   std::vector<bool> past_core(static_cast<std::size_t>(L), false);  // vertices come in insertion order

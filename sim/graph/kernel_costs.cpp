@@ -59,8 +59,11 @@ OpBytes KernelCosts::quantization_traffic(const Op& op, double tp) const {
   // comment): cast and transposed (4) unless a fused norm writes the input in FP8 (1). Every
   // gradient arrives in 16 bits: the activation between the MLP's linears is Megatron's own
   // (bias_swiglu / bias_gelu, 16-bit in and out), so MLP-down's input and MLP-up's gradient are cast.
-  const double input_bytes = op.input_from_norm ? 1.0 : 4.0;
-  const double gradient_bytes = 4.0;
+  // Current scaling reads each operand once more for its amax (2), but a fused norm finds the amax
+  // as it writes 16 bits, cast and transposed after (4).
+  const bool current = scaling_ == Fp8Scaling::current;
+  const double input_bytes = op.input_from_norm ? (current ? 4.0 : 1.0) : (current ? 6.0 : 4.0);
+  const double gradient_bytes = current ? 6.0 : 4.0;
   for (const GemmShape& g : op.gemms) {
     const double n = g.split == GemmSplit::n ? g.n / tp : g.n;
     const double k = g.split == GemmSplit::k ? g.k / tp : g.k;
@@ -71,8 +74,9 @@ OpBytes KernelCosts::quantization_traffic(const Op& op, double tp) const {
   return q;
 }
 
-KernelCosts::KernelCosts(const HardwareSpec& hw, Precision precision, AttentionKernel attention)
-    : k_(hw.kernels) {
+KernelCosts::KernelCosts(const HardwareSpec& hw, Precision precision, AttentionKernel attention,
+                         Fp8Scaling scaling)
+    : k_(hw.kernels), scaling_(scaling) {
   attention_forward_ = k_.flash2_forward;
   attention_backward_ = k_.flash2_backward;
   attention_head_dim_ = k_.flash2_head_dim;
@@ -193,12 +197,16 @@ OpSeconds KernelCosts::op_seconds(const Op& op, double tp, double forward_traffi
     s.forward += rest / rate.flops_rate;
     s.backward += 2.0 * rest / rate.flops_rate;
   }
-  // One elementwise kernel forward and one backward per op that moves memory-bound bytes, and a
-  // quantization kernel per fp8 GEMM operand.
+  // One elementwise kernel forward and one backward per op that moves memory-bound bytes, and per
+  // fp8 GEMM operand a cast-transpose kernel, under current scaling with an amax kernel before it
+  // (but for a norm's input: the norm finds the amax).
   const OpBytes q = quantization_traffic(op, tp);
   const double gemms = static_cast<double>(op.gemms.size());
-  s.forward += memory_seconds(forward_traffic, 1.0) + memory_seconds(q.forward, gemms);
-  s.backward += memory_seconds(backward_traffic, 1.0) + memory_seconds(q.backward, gemms);
+  const bool amax_kernels = scaling_ == Fp8Scaling::current;
+  const double forward_kernels = gemms * (amax_kernels && !op.input_from_norm ? 2.0 : 1.0);
+  const double backward_kernels = gemms * (amax_kernels ? 2.0 : 1.0);
+  s.forward += memory_seconds(forward_traffic, 1.0) + memory_seconds(q.forward, forward_kernels);
+  s.backward += memory_seconds(backward_traffic, 1.0) + memory_seconds(q.backward, backward_kernels);
   return s;
 }
 

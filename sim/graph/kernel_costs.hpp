@@ -41,7 +41,7 @@ bool runs_in_fp8(OpKind kind);
 
 class KernelCosts {
  public:
-  KernelCosts(const HardwareSpec& hw, Precision precision, AttentionKernel attention);
+  KernelCosts(const HardwareSpec& hw, Precision precision, AttentionKernel attention, Fp8Scaling scaling);
 
   /// Whether shapes matter: the profile has kernel tables.
   bool shape_aware() const { return k_.present; }
@@ -61,7 +61,9 @@ class KernelCosts {
   /// output is 1 byte narrower and only the transposed copy costs a pass (read 1, write 1): net 1
   /// byte. MLP-down's input and every output gradient come from Megatron's own 16-bit kernels (the
   /// activation, its backward) and are cast: 4. Weights are cast once per step, not per micro-batch,
-  /// and are left out.
+  /// and are left out. Under current scaling (Fp8Scaling::current) every operand's amax comes first:
+  /// a kernel of its own reads the 16-bit operand (2 more bytes, one more kernel), except where a
+  /// fused norm computes it while writing its 16-bit output, which is then cast and transposed (4).
   OpBytes quantization_traffic(const Op& op, double tp) const;
 
   /// The op's kernels on one TP rank of a group of `tp`: its GEMMs split as Megatron splits them,
@@ -80,6 +82,7 @@ class KernelCosts {
 
   KernelSpec k_;
   bool fp8_ = false;
+  Fp8Scaling scaling_ = Fp8Scaling::delayed;
   double attention_forward_ = 1.0, attention_backward_ = 1.0;  ///< the framework's kernel
   KernelSpec::HeadDimScale attention_head_dim_;                 ///< its rate by head dim
   /// The training precision's GEMMs, and the 16-bit ones (the same unless the precision is fp8).

@@ -244,6 +244,9 @@ std::vector<Metric> build_table() {
           "how sequence parallelism lays out and keeps the activations: megatron or dtensor "
           "(training.sequence_parallel_style)",
           [](auto& in) { return json(to_string(S(in).training.behaviour.sequence_parallel_style)); }));
+  add(one("scenario.fp8_scaling", U::text, P::always,
+          "under fp8, how an activation's scale is found: delayed or current (training.fp8_scaling)",
+          [](auto& in) { return json(to_string(S(in).training.behaviour.fp8_scaling)); }));
   add(one("scenario.overlap_p2p_comm", U::flag, P::always,
           "pipeline sends asynchronous beside the compute (training.overlap_p2p_comm)",
           [](auto& in) { return json(S(in).training.behaviour.overlap_p2p_comm); }));
