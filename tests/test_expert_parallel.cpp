@@ -262,8 +262,7 @@ TEST_CASE("Grouped GEMM under EP: num_experts/ep experts of ep× the rows, times
   }
   CHECK(seen == 2);  // up (with gate) and down
   // The kernel model prices the taller per-expert GEMMs: never slower per FLOP than 8 short ones.
-  const KernelCosts kernels(b.sc.hardware, b.sc.training.precision, b.sc.training.behaviour.attention,
-                            b.sc.training.behaviour.fp8_scaling);
+  const KernelCosts kernels(b.sc.hardware, b.sc.training.precision, b.sc.training.behaviour);
   const double h = static_cast<double>(m.hidden_size), I = static_cast<double>(m.intermediate_size);
   const double tokens = static_cast<double>(b.sc.training.seq_len * m.experts_per_token);
   const double grouped = kernels.gemm_seconds(tokens / 8.0, 2.0 * I, h, 8.0);  // 8 experts on one rank

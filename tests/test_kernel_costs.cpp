@@ -12,8 +12,12 @@
 
 namespace {
 
-/// Transformer Engine's delayed fp8 scaling (the default of the megatron-core preset).
-constexpr auto kDelayed = strata::Fp8Scaling::delayed;
+/// A framework's kernels as Transformer Engine runs them: attention `kernel`, fused norms, fp8
+/// `scaling` (delayed: the megatron-core preset's).
+strata::FrameworkBehaviour te(strata::AttentionKernel kernel,
+                              strata::Fp8Scaling scaling = strata::Fp8Scaling::delayed) {
+  return {.attention = kernel, .fused_elementwise = true, .fp8_scaling = scaling};
+}
 
 strata::HardwareSpec h100_at_boost() {
   strata::Scenario sc = strata::test::load("llama-3-8b-zero3-h100", {"hardware.kernels.sustained_clock=1"});
@@ -33,8 +37,7 @@ TEST_CASE("GEMM tile/wave model reproduces OpenXLA's measured H100 bf16 matmuls"
       {4096, 1024, 4096, 738.47},  {4096, 512, 4096, 649.96},   {256, 4096, 4096, 412.03},
       {256, 2048, 4096, 285.87},   {256, 256, 4096, 84.31},     {4096, 1024, 1024, 488.06},
       {4096, 1024, 256, 216.48},   {1024, 4096, 4096, 738.47}};
-  const strata::KernelCosts k(h100_at_boost(), strata::Precision::bf16, strata::AttentionKernel::vendor_fused,
-                              kDelayed);
+  const strata::KernelCosts k(h100_at_boost(), strata::Precision::bf16, te(strata::AttentionKernel::vendor_fused));
   REQUIRE(k.shape_aware());
   strata::test::Comparison c("H100 bf16 GEMM throughput (OpenXLA measured vs tile/wave model)", "TFLOP/s");
   for (const auto& row : table) {
@@ -55,8 +58,8 @@ TEST_CASE("FP8 GEMMs gain on FP16 as K grows, as tile-ai measured on H800", "[ke
   const double sweep[][3] = {{256, 386, 569},   {512, 520, 858},    {1024, 628, 1129}, {2048, 705, 1343},
                              {4096, 736, 1467}, {8192, 758, 1507}, {16384, 766, 1541}};
   const strata::HardwareSpec hw = h100_at_boost();
-  const strata::KernelCosts fp16(hw, strata::Precision::bf16, strata::AttentionKernel::vendor_fused, kDelayed);
-  const strata::KernelCosts fp8(hw, strata::Precision::fp8, strata::AttentionKernel::vendor_fused, kDelayed);
+  const strata::KernelCosts fp16(hw, strata::Precision::bf16, te(strata::AttentionKernel::vendor_fused));
+  const strata::KernelCosts fp8(hw, strata::Precision::fp8, te(strata::AttentionKernel::vendor_fused));
   strata::test::Comparison c("H800 FP8 / FP16 GEMM throughput, 8192 x 8192 x K (tilelang measured vs model)", "x");
   strata::test::Comparison held("", "x");
   for (const auto& row : sweep) {
@@ -87,7 +90,7 @@ TEST_CASE("FP8 GEMMs at the sustained clock reproduce Azure ND H100 v5's cuBLASL
                              {8192, 8192, 8192, 1290.1},   {16384, 16384, 16384, 1377.3}, {32768, 32768, 32768, 1382.2},
                              {1024, 2145, 1024, 410.7},    {6144, 12288, 12288, 1351.4}, {802816, 192, 768, 663.8}};
   const strata::Scenario sc = strata::test::load("llama-3-8b-zero3-h100");
-  const strata::KernelCosts k(sc.hardware, strata::Precision::fp8, strata::AttentionKernel::vendor_fused, kDelayed);
+  const strata::KernelCosts k(sc.hardware, strata::Precision::fp8, te(strata::AttentionKernel::vendor_fused));
   strata::test::Comparison c("H100 FP8 GEMM throughput at the sustained clock (Azure ND H100 v5 measured vs model)",
                              "TFLOP/s");
   for (const auto& row : table) {
@@ -104,8 +107,8 @@ TEST_CASE("FP8 GEMMs at the sustained clock reproduce Azure ND H100 v5's cuBLASL
 
 TEST_CASE("Under fp8 the linears quantize their operands and the LM head stays in 16 bits", "[kernels]") {
   const strata::Scenario sc = strata::test::load("llama-3-8b-zero3-h100");
-  const strata::KernelCosts fp8(sc.hardware, strata::Precision::fp8, strata::AttentionKernel::vendor_fused, kDelayed);
-  const strata::KernelCosts bf16(sc.hardware, strata::Precision::bf16, strata::AttentionKernel::vendor_fused, kDelayed);
+  const strata::KernelCosts fp8(sc.hardware, strata::Precision::fp8, te(strata::AttentionKernel::vendor_fused));
+  const strata::KernelCosts bf16(sc.hardware, strata::Precision::bf16, te(strata::AttentionKernel::vendor_fused));
   const double m = 8192, h = 4096, ffn = 14336;
   auto op = [&](strata::OpKind kind, double n, double k, strata::GemmSplit split) {
     strata::Op o;
@@ -159,8 +162,8 @@ TEST_CASE("Under fp8 the linears quantize their operands and the LM head stays i
   // Current scaling (Transformer Engine's FP8-CS, torchao's tensor-wise Float8): each operand's amax
   // read by a kernel of its own first (2 bytes more), except QKV's, which the fused norm finds as it
   // writes its 16-bit output, then cast and transposed by a second kernel (4 bytes, net 3 more).
-  const strata::KernelCosts current(sc.hardware, strata::Precision::fp8, strata::AttentionKernel::vendor_fused,
-                                    strata::Fp8Scaling::current);
+  const strata::KernelCosts current(sc.hardware, strata::Precision::fp8,
+                                    te(strata::AttentionKernel::vendor_fused, strata::Fp8Scaling::current));
   CHECK(current.quantization_traffic(qkv, 1).forward == Approx(4.0 * m * h));
   CHECK(current.quantization_traffic(qkv, 1).backward == Approx(6.0 * m * 6144));
   CHECK(current.quantization_traffic(mlp, 1).forward == Approx(6.0 * m * ffn));
@@ -172,13 +175,42 @@ TEST_CASE("Under fp8 the linears quantize their operands and the LM head stays i
         Approx(2.0 * m * ffn / rate + launch));
   CHECK(current.op_seconds(mlp, 1, 0.0, 0.0).backward - fp8.op_seconds(mlp, 1, 0.0, 0.0).backward ==
         Approx(2.0 * m * h / rate + launch));
+  // QKV's norm finds the amax: 3 bytes more forward than delayed's fused norm, no kernel more; its
+  // gradient gets the amax kernel.
+  CHECK(current.op_seconds(qkv, 1, 0.0, 0.0).forward - fp8.op_seconds(qkv, 1, 0.0, 0.0).forward ==
+        Approx(3.0 * m * h / rate));
+  CHECK(current.op_seconds(qkv, 1, 0.0, 0.0).backward - fp8.op_seconds(qkv, 1, 0.0, 0.0).backward ==
+        Approx(2.0 * m * 6144 / rate + launch));
+  // Eager norms (torchtitan without torch.compile) neither write fp8 nor find the amax: QKV's input
+  // is cast like any other, 4 bytes delayed and 6 current.
+  strata::FrameworkBehaviour eager = te(strata::AttentionKernel::vendor_fused);
+  eager.fused_elementwise = false;
+  const strata::KernelCosts eager_delayed(sc.hardware, strata::Precision::fp8, eager);
+  eager.fp8_scaling = strata::Fp8Scaling::current;
+  const strata::KernelCosts eager_current(sc.hardware, strata::Precision::fp8, eager);
+  CHECK(eager_delayed.quantization_traffic(qkv, 1).forward == Approx(4.0 * m * h));
+  CHECK(eager_current.quantization_traffic(qkv, 1).forward == Approx(6.0 * m * h));
+  // Per-op checkpointing keeps the amax (torchtitan's save list has aten.max): its rerun casts again
+  // without the amax pass, as delayed scaling does.
+  CHECK(current.rerun_quantization_bytes(mlp, 1) == Approx(4.0 * m * ffn));
+  CHECK(current.rerun_forward_seconds(mlp, 1) == Approx(fp8.op_seconds(mlp, 1, 0.0, 0.0).forward));
+  CHECK(fp8.rerun_forward_seconds(mlp, 1) == Approx(fp8.op_seconds(mlp, 1, 0.0, 0.0).forward));
+  // The presets: torchao's tensor-wise Float8 for pytorch-fsdp, Transformer Engine's delayed scaling
+  // for megatron-core; either overridden by training.fp8_scaling.
+  CHECK(strata::test::load("llama-3-8b-zero3-h100", {"training.framework=\"pytorch-fsdp\""})
+            .training.behaviour.fp8_scaling == strata::Fp8Scaling::current);
+  CHECK(strata::test::load("llama-3-8b-zero3-h100", {"training.framework=\"megatron-core\""})
+            .training.behaviour.fp8_scaling == strata::Fp8Scaling::delayed);
+  CHECK(strata::test::load("llama-3-8b-zero3-h100",
+                           {"training.framework=\"megatron-core\"", "training.fp8_scaling=current"})
+            .training.behaviour.fp8_scaling == strata::Fp8Scaling::current);
 }
 
 TEST_CASE("Fused attention rates reproduce the published H100 FlashAttention measurements", "[kernels][validation]") {
   const strata::HardwareSpec hw = h100_at_boost();
   // FlashAttention benchmark shapes: batch x seq = 16k tokens, 16 heads of 128; non-causal.
   auto rate = [&](strata::AttentionKernel kernel, double seq, bool backward) {
-    const strata::KernelCosts k(hw, strata::Precision::bf16, kernel, kDelayed);
+    const strata::KernelCosts k(hw, strata::Precision::bf16, te(kernel));
     const strata::AttentionShape a{16384.0 / seq, 16, seq, seq, 128, false};
     const double flops = 4.0 * a.batch * a.heads * a.queries * a.keys * a.head_dim;
     const auto s = k.attention_seconds(a);
@@ -230,8 +262,8 @@ TEST_CASE("A lower power limit slows the SM clock by the f^3 power law, never th
   CHECK(strata::sustained_clock(capped.hardware) == Approx(expected).epsilon(1e-12));
   // GEMMs slow by the clock (their launch cost aside); memory-bound kernels keep the HBM rate.
   const auto vendor = strata::AttentionKernel::vendor_fused;
-  const strata::KernelCosts fast(rated.hardware, strata::Precision::bf16, vendor, kDelayed);
-  const strata::KernelCosts slow(capped.hardware, strata::Precision::bf16, vendor, kDelayed);
+  const strata::KernelCosts fast(rated.hardware, strata::Precision::bf16, te(vendor));
+  const strata::KernelCosts slow(capped.hardware, strata::Precision::bf16, te(vendor));
   const double launch = rated.hardware.kernels.launch.value;
   CHECK((slow.gemm_seconds(8192, 4096, 4096, 1) - launch) / (fast.gemm_seconds(8192, 4096, 4096, 1) - launch) ==
         Approx(0.795 / expected).epsilon(1e-9));
@@ -273,7 +305,7 @@ TEST_CASE("Fused attention slows with narrow heads as FlashAttention's head-dim 
   // sequence are checked, so the curve's level and the head-dim ratio are held together.
   auto rate = [](const strata::HardwareSpec& hw, strata::AttentionKernel kernel, double head_dim, double seq,
                  bool forward_only) {
-    const strata::KernelCosts k(hw, strata::Precision::bf16, kernel, kDelayed);
+    const strata::KernelCosts k(hw, strata::Precision::bf16, te(kernel));
     const strata::AttentionShape a{16384.0 / seq, 2048.0 / head_dim, seq, seq, head_dim, true};
     const double forward_flops = 2.0 * a.batch * a.heads * a.queries * a.keys * a.head_dim;  // causal: half
     const auto s = k.attention_seconds(a);

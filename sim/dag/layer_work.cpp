@@ -93,8 +93,7 @@ std::vector<LayerWork> layer_work(const Scenario& sc, const ComputeGraph& graph,
   // Megatron's sequence-parallel linears re-gather their sharded input for the weight gradient.
   const bool regathers = sp && !dtensor;
   std::vector<int> matmuls_so_far(static_cast<std::size_t>(L), 0);
-  const KernelCosts kernels(sc.hardware, sc.training.precision, sc.training.behaviour.attention,
-                            sc.training.behaviour.fp8_scaling);
+  const KernelCosts kernels(sc.hardware, sc.training.precision, sc.training.behaviour);
   const bool apart = ends == EndsWork::apart;
   std::vector<LayerWork> work(static_cast<std::size_t>(apart ? L + 2 : L));
   std::vector<bool> past_core(static_cast<std::size_t>(L), false);  // vertices come in insertion order
@@ -198,9 +197,9 @@ std::vector<LayerWork> layer_work(const Scenario& sc, const ComputeGraph& graph,
       const double share = widths > 0.0 ? rerun / widths : 0.0;
       if (op.kind != OpKind::attention_core) {
         w.rerun_flops += share * op.forward_flops / flops_div;
-        // The rerun matmuls' fp8 casts run again with them (op_seconds times them in the share).
-        w.rerun_bytes += traffic + share * quantization.forward;
-        w.rerun_s += share * kernels.op_seconds(op, t, 0.0, 0.0).forward + kernels.memory_seconds(traffic, 1.0);
+        // The rerun matmuls' fp8 casts run again with them, not current scaling's amax passes.
+        w.rerun_bytes += traffic + share * kernels.rerun_quantization_bytes(op, t);
+        w.rerun_s += share * kernels.rerun_forward_seconds(op, t) + kernels.memory_seconds(traffic, 1.0);
       }
     }
     if (!(op.shares_embedding && sc.parallelism.pp == 1)) {

@@ -52,31 +52,57 @@ bool runs_in_fp8(OpKind kind) {
   return false;
 }
 
-OpBytes KernelCosts::quantization_traffic(const Op& op, double tp) const {
-  OpBytes q;
-  if (!fp8_ || !runs_in_fp8(op.kind)) return q;
-  // Bytes per element of the forward's input and of the backward's output gradient (the class
-  // comment): cast and transposed (4) unless a fused norm writes the input in FP8 (1). Every
-  // gradient arrives in 16 bits: the activation between the MLP's linears is Megatron's own
-  // (bias_swiglu / bias_gelu, 16-bit in and out), so MLP-down's input and MLP-up's gradient are cast.
-  // Current scaling reads each operand once more for its amax (2), but a fused norm finds the amax
-  // as it writes 16 bits, cast and transposed after (4).
-  const bool current = scaling_ == Fp8Scaling::current;
-  const double input_bytes = op.input_from_norm ? (current ? 4.0 : 1.0) : (current ? 6.0 : 4.0);
-  const double gradient_bytes = current ? 6.0 : 4.0;
+OpBytes KernelCosts::operand_elements(const Op& op, double tp) const {
+  OpBytes e;
+  if (!fp8_ || !runs_in_fp8(op.kind)) return e;
   for (const GemmShape& g : op.gemms) {
     const double n = g.split == GemmSplit::n ? g.n / tp : g.n;
     const double k = g.split == GemmSplit::k ? g.k / tp : g.k;
     const double count = g.split == GemmSplit::count ? g.count / tp : g.count;
-    q.forward += input_bytes * g.m * k * count;
-    q.backward += gradient_bytes * g.m * n * count;
+    e.forward += g.m * k * count;
+    e.backward += g.m * n * count;
   }
-  return q;
+  return e;
 }
 
-KernelCosts::KernelCosts(const HardwareSpec& hw, Precision precision, AttentionKernel attention,
-                         Fp8Scaling scaling)
-    : k_(hw.kernels), scaling_(scaling) {
+bool KernelCosts::norm_writes_input(const Op& op) const { return op.input_from_norm && fused_norms_; }
+
+OpBytes KernelCosts::amax_traffic(const Op& op, double tp) const {
+  if (scaling_ != Fp8Scaling::current) return {};
+  // A kernel of its own reads each 16-bit operand for its amax, but where a fused norm finds it.
+  const OpBytes e = operand_elements(op, tp);
+  return {norm_writes_input(op) ? 0.0 : 2.0 * e.forward, 2.0 * e.backward};
+}
+
+OpBytes KernelCosts::quantization_traffic(const Op& op, double tp) const {
+  // Bytes per element of the forward's input and of the backward's output gradient (the class
+  // comment): cast and transposed (4) unless a fused norm writes the input in FP8 (1), or under
+  // current scaling writes it in 16 bits with its amax (cast and transposed after, 4). Every
+  // gradient arrives in 16 bits: the activation between the MLP's linears is Megatron's own
+  // (bias_swiglu / bias_gelu, 16-bit in and out), so MLP-down's input and MLP-up's gradient are cast.
+  const bool fp8_from_norm = norm_writes_input(op) && scaling_ == Fp8Scaling::delayed;
+  const OpBytes e = operand_elements(op, tp), amax = amax_traffic(op, tp);
+  return {(fp8_from_norm ? 1.0 : 4.0) * e.forward + amax.forward, 4.0 * e.backward + amax.backward};
+}
+
+double KernelCosts::rerun_forward_seconds(const Op& op, double tp) const {
+  const OpBytes amax = amax_traffic(op, tp);
+  return op_seconds(op, tp, 0.0, 0.0).forward - memory_seconds(amax.forward, amax_kernels(op).forward);
+}
+
+double KernelCosts::rerun_quantization_bytes(const Op& op, double tp) const {
+  return quantization_traffic(op, tp).forward - amax_traffic(op, tp).forward;
+}
+
+OpBytes KernelCosts::amax_kernels(const Op& op) const {
+  if (scaling_ != Fp8Scaling::current) return {};
+  const double gemms = static_cast<double>(op.gemms.size());
+  return {norm_writes_input(op) ? 0.0 : gemms, gemms};
+}
+
+KernelCosts::KernelCosts(const HardwareSpec& hw, Precision precision, const FrameworkBehaviour& behaviour)
+    : k_(hw.kernels), scaling_(behaviour.fp8_scaling), fused_norms_(behaviour.fused_elementwise) {
+  const AttentionKernel attention = behaviour.attention;
   attention_forward_ = k_.flash2_forward;
   attention_backward_ = k_.flash2_backward;
   attention_head_dim_ = k_.flash2_head_dim;
@@ -199,14 +225,11 @@ OpSeconds KernelCosts::op_seconds(const Op& op, double tp, double forward_traffi
   }
   // One elementwise kernel forward and one backward per op that moves memory-bound bytes, and per
   // fp8 GEMM operand a cast-transpose kernel, under current scaling with an amax kernel before it
-  // (but for a norm's input: the norm finds the amax).
-  const OpBytes q = quantization_traffic(op, tp);
-  const double gemms = static_cast<double>(op.gemms.size());
-  const bool amax_kernels = scaling_ == Fp8Scaling::current;
-  const double forward_kernels = gemms * (amax_kernels && !op.input_from_norm ? 2.0 : 1.0);
-  const double backward_kernels = gemms * (amax_kernels ? 2.0 : 1.0);
-  s.forward += memory_seconds(forward_traffic, 1.0) + memory_seconds(q.forward, forward_kernels);
-  s.backward += memory_seconds(backward_traffic, 1.0) + memory_seconds(q.backward, backward_kernels);
+  // (but where a fused norm finds the amax).
+  const OpBytes q = quantization_traffic(op, tp), amax = amax_kernels(op);
+  const double gemms = fp8_ && runs_in_fp8(op.kind) ? static_cast<double>(op.gemms.size()) : 0.0;
+  s.forward += memory_seconds(forward_traffic, 1.0) + memory_seconds(q.forward, gemms + amax.forward);
+  s.backward += memory_seconds(backward_traffic, 1.0) + memory_seconds(q.backward, gemms + amax.backward);
   return s;
 }
 

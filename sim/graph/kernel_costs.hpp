@@ -41,7 +41,10 @@ bool runs_in_fp8(OpKind kind);
 
 class KernelCosts {
  public:
-  KernelCosts(const HardwareSpec& hw, Precision precision, AttentionKernel attention, Fp8Scaling scaling);
+  /// `behaviour`: the framework's attention kernel, fp8 scaling recipe and whether its norms are fused
+  /// kernels (fused_elementwise: Transformer Engine's, or torch.compile's; eager norms neither write
+  /// fp8 nor find an amax).
+  KernelCosts(const HardwareSpec& hw, Precision precision, const FrameworkBehaviour& behaviour);
 
   /// Whether shapes matter: the profile has kernel tables.
   bool shape_aware() const { return k_.present; }
@@ -57,7 +60,8 @@ class KernelCosts {
   /// cores take both operands K-major, so Transformer Engine writes every 16-bit activation operand as
   /// fp8 twice, row-wise and transposed (fp8_cast_transpose_fused: read 2 bytes, write 1 + 1): the
   /// forward's input and the backward's output gradient. Where a fused norm writes the input
-  /// (Op::input_from_norm: Megatron-Core's TELayerNormColumnParallelLinear before QKV and MLP-up) its
+  /// (Op::input_from_norm with fused norms: Megatron-Core's TELayerNormColumnParallelLinear before
+  /// QKV and MLP-up) its
   /// output is 1 byte narrower and only the transposed copy costs a pass (read 1, write 1): net 1
   /// byte. MLP-down's input and every output gradient come from Megatron's own 16-bit kernels (the
   /// activation, its backward) and are cast: 4. Weights are cast once per step, not per micro-batch,
@@ -65,6 +69,11 @@ class KernelCosts {
   /// a kernel of its own reads the 16-bit operand (2 more bytes, one more kernel), except where a
   /// fused norm computes it while writing its 16-bit output, which is then cast and transposed (4).
   OpBytes quantization_traffic(const Op& op, double tp) const;
+  /// Per-op checkpointing's rerun of the op's forward on one TP rank (op_seconds' forward with no
+  /// elementwise traffic) and its quantization bytes, without current scaling's amax passes: the
+  /// checkpoint keeps their results (torchtitan's save list has aten.max).
+  double rerun_forward_seconds(const Op& op, double tp) const;
+  double rerun_quantization_bytes(const Op& op, double tp) const;
 
   /// The op's kernels on one TP rank of a group of `tp`: its GEMMs split as Megatron splits them,
   /// attention heads divided over the group; `forward_traffic` and `backward_traffic` are the rank's
@@ -80,9 +89,19 @@ class KernelCosts {
   };
   double gemm_seconds(const GemmRate& rate, double m, double n, double k, double count) const;
 
+  /// Per fp8 GEMM of the op, its activation operands' elements on one TP rank: the forward's input
+  /// and the backward's output gradient (zero unless the op runs in fp8).
+  OpBytes operand_elements(const Op& op, double tp) const;
+  /// Whether a fused norm writes the op's input (Op::input_from_norm, with fused norms).
+  bool norm_writes_input(const Op& op) const;
+  /// Current scaling's amax passes over the operands, bytes and kernels, forward and backward.
+  OpBytes amax_traffic(const Op& op, double tp) const;
+  OpBytes amax_kernels(const Op& op) const;
+
   KernelSpec k_;
   bool fp8_ = false;
   Fp8Scaling scaling_ = Fp8Scaling::delayed;
+  bool fused_norms_ = true;
   double attention_forward_ = 1.0, attention_backward_ = 1.0;  ///< the framework's kernel
   KernelSpec::HeadDimScale attention_head_dim_;                 ///< its rate by head dim
   /// The training precision's GEMMs, and the 16-bit ones (the same unless the precision is fp8).
