@@ -97,9 +97,10 @@ struct Op {
   double transient_bytes = 0.0;
   /// A linear whose input is a norm's output with nothing between: Transformer Engine fuses the
   /// two (LayerNormLinear, Megatron-Core's TELayerNormColumnParallelLinear) and the norm writes the
-  /// FP8 input itself under delayed scaling, or finds its amax under current scaling (KernelCosts). Set on a standard block's QKV, its MLP's up-projection, and latent attention's
-  /// up-projections from Q and KV latents; not on a linear after a separate norm (MLA's
-  /// down-projections and q_proj, shared experts).
+  /// FP8 input itself under delayed scaling, or finds its amax under current scaling (KernelCosts).
+  /// Set on a standard block's QKV, its MLP's up-projection, and latent attention's up-projections
+  /// from Q and KV latents; not on a linear after a separate norm (MLA's down-projections and
+  /// q_proj, shared experts).
   bool input_from_norm = false;
   /// HBM bytes read and written by the op's memory-bound kernels in forward (norms, softmax,
   /// dropout, bias-residual adds, activations), whole model width. See kBackwardTrafficFactor.
