@@ -18,7 +18,7 @@ inline TaskDag collective_dag(Collective c, const std::vector<std::int64_t>& gro
                               const RankLayout& layout) {
   TaskDag dag;
   const std::vector<std::int64_t> simulated = folded ? std::vector<std::int64_t>{group.front()} : group;
-  dag.add(ring_collective(c, group, simulated, bytes, TaskKind::dp_comm, Stream::dp_comm, layout));
+  dag.add(nccl_collective(c, group, simulated, bytes, TaskKind::dp_comm, Stream::dp_comm, layout));
   for (std::int64_t r : simulated) {
     dag.resident[r] = {};
     dag.represents[r] = folded ? static_cast<std::int64_t>(group.size()) : 1;

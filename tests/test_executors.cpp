@@ -59,6 +59,45 @@ TEST_CASE("Ring collectives take their closed-form time on NVLink and across nod
   }
 }
 
+TEST_CASE("An all-reduce inside a node whose NVSwitch reduces (NVLink SHARP) moves its buffer once each way, at "
+          "efficiency.nvlink_sharp, where that beats the ring",
+          "[analytic][simulation]") {
+  // NCCL's NVLS all-reduce: each GPU sends S to the switch once and receives the sum once, at the
+  // switch's rate; its latency terms stay the ring's (nvlink.source). The tuner keeps the ring where
+  // 2(n-1)/n·S at efficiency.nvlink is faster: below 4 GPUs on the H100 profile.
+  const HardwareSpec hw = test::load("default", {"hardware=\"dgx-h100\""}).hardware;
+  REQUIRE(hw.nvlink_sharp);
+  REQUIRE(hw.efficiency.nvlink_sharp > 0.0);
+  CHECK(switch_all_reduce_from(hw) == 4);
+  HardwareSpec ring_only = hw;
+  ring_only.nvlink_sharp = false;
+  CHECK(switch_all_reduce_from(ring_only) == 0);
+  CHECK(switch_all_reduce_from(a100(8)) == 0);
+  const double S = 1024.0 * (1 << 20);
+  const double alpha = hw.nvlink_latency.value, call = hw.nvlink_collective_latency.value;
+  const double line = hw.nvlink_bandwidth.value;
+  for (std::int64_t n : {2, 3, 4, 8}) {
+    RankLayout layout{1, 1, n, hw.gpus_per_node};
+    layout.switch_reduce_from = switch_all_reduce_from(hw);
+    std::vector<std::int64_t> group;
+    for (std::int64_t r = 0; r < n; ++r) group.push_back(r);
+    const double latency = call + 2 * (n - 1) * alpha;
+    const double ring = latency + 2.0 * (n - 1.0) / n * S / (line * hw.efficiency.nvlink);
+    const double in_switch = latency + S / (line * hw.efficiency.nvlink_sharp);
+    for (bool folded : {false, true})
+      for (bool des : {false, true}) {
+        INFO(fmt::format("n={} folded {} des {}", n, folded, des));
+        const double t = makespan(collective_dag(Collective::all_reduce, group, S, folded, layout), hw, n, des);
+        CHECK(t == Approx(n >= 4 ? in_switch : ring).epsilon(1e-6));
+        CHECK(t <= ring * (1.0 + 1e-9));
+        // The switch reduces all-reduces only: a reduce-scatter + all-gather pair (a TP sub-block's
+        // under sequence parallelism) keeps the ring's volume.
+        CHECK(makespan(collective_dag(Collective::scatter_gather, group, S, folded, layout), hw, n, des) ==
+              Approx(ring).epsilon(1e-6));
+      }
+  }
+}
+
 TEST_CASE("A ring across nodes with m GPUs on each sends 1/m of its bytes through each GPU's NIC (NCCL's channels)",
           "[analytic][simulation]") {
   // 2 nodes x 8 GPUs, no latencies: each GPU sends 7/8 of its ring bytes over NVLink to its node
@@ -318,7 +357,7 @@ TEST_CASE("A kernel beside an NCCL collective runs on the SMs the collective lea
     dag.add(k);
     // A ring of two moves S/2 each way; S/2 / B = transfer.
     const double bytes = 2.0 * transfer * strata::test::hop_bandwidth(hw, false);
-    Task gather = ring_collective(Collective::all_gather, {0, 1}, {0, 1}, bytes, TaskKind::param_gather,
+    Task gather = nccl_collective(Collective::all_gather, {0, 1}, {0, 1}, bytes, TaskKind::param_gather,
                                   Stream::gather, ranks);
     gather.latency_steps = 0;
     if (!nccl) gather.collective_calls = 0;

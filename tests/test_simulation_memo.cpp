@@ -14,7 +14,7 @@ using namespace strata;
 
 TaskDag all_reduce(const std::vector<std::int64_t>& group, double bytes, const RankLayout& layout) {
   TaskDag dag;
-  dag.add(ring_collective(Collective::all_reduce, group, group, bytes, TaskKind::dp_comm, Stream::dp_comm, layout));
+  dag.add(nccl_collective(Collective::all_reduce, group, group, bytes, TaskKind::dp_comm, Stream::dp_comm, layout));
   for (std::int64_t r : group) {
     dag.resident[r] = {};
     dag.represents[r] = 1;

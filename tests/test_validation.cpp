@@ -293,14 +293,45 @@ TEST_CASE("A run whose data-parallel rings cross nodes one GPU per node says its
   CHECK_FALSE(warned({"parallelism.tp=4", "parallelism.dp=256"}));
 }
 
-TEST_CASE("Exposed TP all-reduces on an NVLink SHARP node say they are timed as rings", "[validation][confidence]") {
+TEST_CASE("Exposed TP all-reduces on an NVLink SHARP node whose profile states no rate for it say they are timed "
+          "as rings",
+          "[validation][confidence]") {
   const auto warned = [](const std::vector<std::string>& sets) {
     return warns("llama-3-70b-h100-64", sets, "are timed as NVLink rings; NCCL's NVLink SHARP all-reduce");
   };
-  CHECK(warned({"parallelism.sequence_parallel=false"}));
+  // A switch that reduces, with no rate for it (the dgx-a100-80g profile states none).
+  const std::vector<std::string> unrated = {"hardware=\"dgx-a100-80g\"", "hardware.nvlink.sharp=true",
+                                            "parallelism.sequence_parallel=false"};
+  CHECK(warned(unrated));
+  // The dgx-h100 profile states its switch's rate (efficiency.nvlink_sharp): timed in the switch, no line.
+  CHECK_FALSE(warned({"parallelism.sequence_parallel=false"}));
   // With SP the TP collectives are all-gathers and reduce-scatters; a node without SHARP runs rings.
-  CHECK_FALSE(warned({"parallelism.sequence_parallel=true"}));
-  CHECK_FALSE(warned({"parallelism.sequence_parallel=false", "hardware.nvlink.sharp=false"}));
+  CHECK_FALSE(warned({"hardware=\"dgx-a100-80g\"", "hardware.nvlink.sharp=true", "parallelism.sequence_parallel=true"}));
+  CHECK_FALSE(warned({"hardware=\"dgx-a100-80g\"", "parallelism.sequence_parallel=false"}));
+}
+
+TEST_CASE("TP all-reduces inside an NVLink SHARP node run in the switch; SP's scatter-gather pairs do not",
+          "[simulation]") {
+  // Llama 3 70B at TP 8 on dgx-h100: without SP each sub-block ends in an all-reduce, which NCCL runs
+  // in the NVSwitch (efficiency.nvlink_sharp); with SP the pairs are rings whatever the switch does.
+  const auto exposed_tp = [](const std::vector<std::string>& sets) {
+    const strata::RunResult r = strata::run_scenario(strata::test::load("llama-3-70b-h100-64", sets),
+                                                     {strata::ExecutorKind::list, true, false});
+    REQUIRE(r.simulation);
+    const auto& exposed = r.simulation->analysis.breakdown.exposed_comm;
+    const auto it = exposed.find(strata::TaskKind::tp_comm);
+    return it == exposed.end() ? 0.0 : it->second;
+  };
+  const double in_switch = exposed_tp({"parallelism.sequence_parallel=false"});
+  const double ring = exposed_tp({"parallelism.sequence_parallel=false", "hardware.nvlink.sharp=false"});
+  INFO(fmt::format("exposed TP: {:.4f} s in the switch, {:.4f} s as rings", in_switch, ring));
+  REQUIRE(ring > 0.0);
+  // At TP 8 the ring moves 2·7/8 of the buffer at 0.82 of the line rate, the switch the buffer once
+  // at 0.564: at most 1.75·0.564/0.82 = 1.20 times faster once latencies are paid.
+  CHECK(in_switch < ring);
+  CHECK(in_switch > ring / 1.21);
+  CHECK(exposed_tp({"parallelism.sequence_parallel=true"}) ==
+        Approx(exposed_tp({"parallelism.sequence_parallel=true", "hardware.nvlink.sharp=false"})).epsilon(1e-12));
 }
 
 TEST_CASE("An overlapped-TP run outside megatron-core says how its method was validated", "[validation][confidence]") {

@@ -77,22 +77,26 @@ void warn_rail_aligned_data_parallel(const Scenario& sc, const RunResult& r, std
       100.0 * (efficiency / kOneGpuPerNodeNicEfficiency - 1.0)));
 }
 
-/// NVLink SHARP all-reduce against Strata's ring on the one measured curve (8x H100, 1-4 GiB: the
-/// known gap of docs/validation.md's collectives table, where the ring is up to 30 % slow).
+/// How much slower a ring is than NVLink SHARP's all-reduce on the measured 8x H100 curve (1-4 GiB,
+/// docs/validation.md's collectives table, timed as a ring at efficiency.nvlink).
 constexpr double kNvlinkSharpGapPercent = 30.0;
 
-/// Exposed TP all-reduces (no SP: with SP they are all-gathers and reduce-scatters, whose SHARP gain
-/// is not measured here) on a node whose switch reduces (NVLink SHARP) are timed as rings: slow.
+/// Exposed TP all-reduces (no SP: with SP they are all-gathers and reduce-scatters, which the switch
+/// does not reduce) on a node whose switch reduces (NVLink SHARP) but whose profile states no rate
+/// for it (efficiency.nvlink_sharp) are timed as rings: slow.
 void warn_nvlink_sharp(const Scenario& sc, const RunResult& r, std::vector<std::string>& warnings) {
-  if (!r.simulation || !sc.hardware.nvlink_sharp || sc.parallelism.tp < 2 || sc.parallelism.sequence_parallel) return;
+  if (!r.simulation || !sc.hardware.nvlink_sharp || sc.hardware.efficiency.nvlink_sharp > 0.0 ||
+      sc.parallelism.tp < 2 || sc.parallelism.sequence_parallel)
+    return;
   const auto& exposed = r.simulation->analysis.breakdown.exposed_comm;
   const auto it = exposed.find(TaskKind::tp_comm);
   const double iteration = r.simulation->throughput.iteration_time;
   if (it == exposed.end() || iteration <= 0.0 || it->second < 0.02 * iteration) return;
   warnings.push_back(fmt::format(
       "exposed TP all-reduces ({:.2f} s, {:.0f} % of the iteration) are timed as NVLink rings; NCCL's NVLink SHARP "
-      "all-reduce on {} measured up to {:.0f} % faster (docs/validation.md, collectives): they may take less",
-      it->second, 100.0 * it->second / iteration, sc.hardware.gpu.model, kNvlinkSharpGapPercent));
+      "all-reduce on H100 measured up to {:.0f} % faster (docs/validation.md, collectives) and {} states no rate "
+      "for it (hardware.efficiency.nvlink_sharp): they may take less",
+      it->second, 100.0 * it->second / iteration, kNvlinkSharpGapPercent, sc.hardware.name));
 }
 
 }  // namespace

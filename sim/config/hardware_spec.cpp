@@ -126,8 +126,8 @@ const ParamTable kNvlink = {
             "sharing an SM with compute): kernels beside it run on the rest (0: not modelled)",
      .min = 0, .max = 100000},
     {.key = "sharp", .kind = ParamKind::boolean, .default_value = false,
-     .doc = "the NVSwitch reduces in the switch (NVLink SHARP), so NCCL's all-reduce inside a node beats a ring; "
-            "Strata times rings and says so in the report's warnings"},
+     .doc = "the NVSwitch reduces in the switch (NVLink SHARP), so NCCL's all-reduce inside a node beats a ring: "
+            "timed at efficiency.nvlink_sharp; without it as a ring, and the report's warnings say so"},
     kSource,
 };
 
@@ -231,6 +231,10 @@ const ParamTable kEfficiency = {
     {.key = "nvlink_p2p", .kind = ParamKind::number,
      .doc = "one point-to-point send between two GPUs of a node (pipeline stages, context-parallel ring), "
             "fraction of line rate; nvlink's when absent, and no cap at or above it",
+     .min = 0.01, .max = 1.0, .optional = true},
+    {.key = "nvlink_sharp", .kind = ParamKind::number,
+     .doc = "an all-reduce inside a node reduced in the NVSwitch (nvlink.sharp): each GPU sends its buffer once "
+            "and receives the result once, at this fraction of line rate; absent: such all-reduces run as rings",
      .min = 0.01, .max = 1.0, .optional = true},
     fraction("network", "inter-node transfers, fraction of NIC line rate"),
     fraction("pcie", "host transfers, fraction of PCIe rate"),
@@ -412,6 +416,7 @@ HardwareSpec parse_hardware(const json& doc, const std::string& pointer, Diagnos
     h.efficiency.memory = eff.number("memory");
     h.efficiency.nvlink = eff.number("nvlink");
     h.efficiency.nvlink_p2p = eff.has("nvlink_p2p") ? eff.number("nvlink_p2p") : h.efficiency.nvlink;
+    h.efficiency.nvlink_sharp = eff.has("nvlink_sharp") ? eff.number("nvlink_sharp") : 0.0;
     h.efficiency.network = eff.number("network");
     h.efficiency.pcie = eff.number("pcie");
     eff.string("source");

@@ -96,6 +96,10 @@ struct Efficiency {
   /// ring step), fraction of line rate: NCCL drives a peer with fewer channels than a collective.
   /// The profile's nvlink where it states none.
   double nvlink_p2p = 1.0;
+  /// An all-reduce inside a node that the NVSwitch reduces (nvlink.sharp): each GPU sends its
+  /// buffer once and receives the result once, at this fraction of the line rate (the switch's
+  /// reduction, not the link, bounds it). 0: not stated, and such all-reduces are timed as rings.
+  double nvlink_sharp = 0.0;
   double network = 1.0;  ///< inter-node transfers, fraction of NIC line rate
   double pcie = 1.0;     ///< host transfers, fraction of PCIe rate
 };
@@ -152,8 +156,9 @@ struct HardwareSpec {
   /// of its own (NCCL's CTAs do not share an SM with compute kernels), so kernels running beside it
   /// have the rest. 0: not modelled.
   std::int64_t nvlink_collective_sms = 0;
-  /// NVLink SHARP (NVLS): all-reduces inside a node reduce in the switch. Not modelled (rings are),
-  /// so such a node's all-reduces come out slow; the report warns where they are exposed.
+  /// NVLink SHARP (NVLS): all-reduces inside a node reduce in the switch, at
+  /// efficiency.nvlink_sharp of the line rate. Without that rate they are timed as rings, slow, and
+  /// the report warns where they are exposed.
   bool nvlink_sharp = false;
   PcieSpec pcie;
   HostSpec host;

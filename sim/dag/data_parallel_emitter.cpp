@@ -170,7 +170,7 @@ std::vector<Task> DataParallelEmitter::dp_collective(int stage, Collective c, do
         if (member) ring.push_back(full[static_cast<std::size_t>(i)]);
       }
       const double share = scope == Scope::inter ? bytes / static_cast<double>(per_node) : bytes;
-      Task part = ring_collective(phase, ring, {r}, share, kind, stream, layout);
+      Task part = nccl_collective(phase, ring, {r}, share, kind, stream, layout);
       merged.ranks.push_back(r);
       merged.latency_steps = part.latency_steps;
       merged.collective_calls = part.collective_calls;
@@ -188,7 +188,7 @@ Task DataParallelEmitter::expert_dp_collective(int stage, Collective c, double b
   DagContext::set_pos(merged, pos);
   for (const DagContext::Lane& lane : ctx_.lanes()) {
     const std::int64_t r = ctx_.rank_of(stage, lane);
-    Task part = ring_collective(c, layout.expert_dp_group(r), {r}, bytes, kind, stream, layout);
+    Task part = nccl_collective(c, layout.expert_dp_group(r), {r}, bytes, kind, stream, layout);
     merged.ranks.push_back(r);
     merged.latency_steps = part.latency_steps;
     merged.collective_calls = part.collective_calls;

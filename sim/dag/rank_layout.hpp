@@ -24,6 +24,9 @@ struct RankLayout {
   std::int64_t tp = 1, pp = 1, dp = 1, gpus_per_node = 1, cp = 1;
   std::int64_t ep = 1;          ///< expert-parallel degree, divides dp (folded: tp·cp·dp)
   bool experts_folded = false;  ///< expert TP 1: EP groups over the stage's tp·cp·dp ranks
+  /// The smallest group inside one node whose all-reduce the node's NVSwitch reduces (NVLink SHARP,
+  /// switch_all_reduce_from in collectives.hpp); 0: every all-reduce runs as a ring.
+  std::int64_t switch_reduce_from = 0;
 
   /// The rank's place among its stage's ranks: replica·tp + tp_index.
   std::int64_t local(std::int64_t rank) const { return rank % (replicas() * tp); }

@@ -16,13 +16,14 @@ DagContext::Work TensorParallelEmitter::stretched(DagContext::Work work, double 
 }
 
 /// TP collectives on the hidden-state buffer for each TP group among the lanes: one task per group,
-/// depending on its members' tasks. With SP they are reduce-scatter + all-gather pairs of the same
-/// step count, so they are modelled as the equivalent all-reduces on the mean of the pair's buffers
-/// (an fp8 input gathered, a 16-bit output scattered; `bytes`).
+/// depending on its members' tasks. With SP they are reduce-scatter + all-gather pairs, a ring
+/// all-reduce's volume and steps on the mean of the pair's buffers (an fp8 input gathered, a 16-bit
+/// output scattered; `bytes`).
 DagContext::Frontier TensorParallelEmitter::collectives(int stage, int count, double bytes,
                                                         const DagContext::ChunkPos& pos,
                                                         const std::vector<TaskId>& producers,
-                                                        const DagContext::Frontier* before, Collective op) {
+                                                        const DagContext::Frontier* before,
+                                                        std::optional<Collective> op) {
   const RankLayout& layout = ctx_.layout();
   const auto& lanes = ctx_.lanes();
   DagContext::Frontier out(lanes.size());
@@ -36,6 +37,7 @@ DagContext::Frontier TensorParallelEmitter::collectives(int stage, int count, do
   // (NeMo docs, Communication Overlap; docs/references.md); PyTorch's async TP decomposes them the
   // same way, one slice per TP rank.
   const double hidden_share = overlap ? 1.0 - 1.0 / static_cast<double>(overlap_.chunks) : 0.0;
+  const Collective c = op.value_or(exchange_);
   for (const auto& [d, members] : groups()) {
     std::vector<std::int64_t> simulated;
     for (std::size_t i : members) simulated.push_back(ctx_.rank_of(stage, lanes[i]));
@@ -47,10 +49,10 @@ DagContext::Frontier TensorParallelEmitter::collectives(int stage, int count, do
       std::vector<TaskId> start;
       for (std::size_t i : members) start.insert(start.end(), (*before)[i].begin(), (*before)[i].end());
       after.push_back(
-          add_collective(stage, count, bytes, hidden_share, false, pos, simulated, std::move(start), 0.0, op));
+          add_collective(stage, count, bytes, hidden_share, false, pos, simulated, std::move(start), 0.0, c));
     }
     const TaskId id =
-        add_collective(stage, count, bytes, 1.0 - hidden_share, !overlap, pos, simulated, std::move(after), 0.0, op);
+        add_collective(stage, count, bytes, 1.0 - hidden_share, !overlap, pos, simulated, std::move(after), 0.0, c);
     for (std::size_t i : members) out[i] = {id};
   }
   return out;
@@ -71,7 +73,8 @@ DagContext::Frontier TensorParallelEmitter::issued_within(int stage, int count, 
     }
     std::sort(deps.begin(), deps.end());
     deps.erase(std::unique(deps.begin(), deps.end()), deps.end());
-    const TaskId id = add_collective(stage, count, bytes, 1.0, true, pos, simulated, std::move(deps), delay_s);
+    const TaskId id =
+        add_collective(stage, count, bytes, 1.0, true, pos, simulated, std::move(deps), delay_s, exchange_);
     for (std::size_t i : members) out[i] = {id};
   }
   return out;
@@ -82,7 +85,7 @@ TaskId TensorParallelEmitter::add_collective(int stage, int count, double bytes,
                                              const std::vector<std::int64_t>& simulated, std::vector<TaskId> deps,
                                              double delay_s, Collective op) {
   const RankLayout& layout = ctx_.layout();
-  Task t = ring_collective(op, layout.tp_group(simulated.front()), simulated,
+  Task t = nccl_collective(op, layout.tp_group(simulated.front()), simulated,
                            share * bytes, TaskKind::tp_comm, Stream::tp_comm, layout);
   t.latency_steps *= count;
   t.collective_calls = nccl ? count : 0;

@@ -6,6 +6,7 @@
 /// TP overlap (training.overlap_tp_comm) they run beside the GEMMs they are chunked with.
 
 #include <map>
+#include <optional>
 #include <vector>
 
 #include "sim/dag/collectives.hpp"
@@ -33,7 +34,11 @@ struct TpOverlap {
 
 class TensorParallelEmitter {
  public:
-  explicit TensorParallelEmitter(DagContext& ctx, TpOverlap overlap = {}) : ctx_(ctx), overlap_(overlap) {}
+  /// `sequence_parallel`: a sub-block's exchange is a reduce-scatter and an all-gather (else an
+  /// all-reduce, which a switch with NVLink SHARP reduces; collectives.hpp).
+  TensorParallelEmitter(DagContext& ctx, bool sequence_parallel, TpOverlap overlap = {})
+      : ctx_(ctx), exchange_(sequence_parallel ? Collective::scatter_gather : Collective::all_reduce),
+        overlap_(overlap) {}
 
   /// Whether a layer's collectives are overlapped with its GEMMs.
   bool overlapped() const { return overlap_.enabled && ctx_.layout().tp > 1; }
@@ -46,16 +51,17 @@ class TensorParallelEmitter {
   /// that pass is not overlapped or without kernel seconds.
   DagContext::Work stretched(DagContext::Work work, double core_fraction, bool forward) const;
 
-  /// `count` all-reduce equivalents (or `op`s) on `bytes` (their buffers summed; LayerWork::tp_fwd_bytes)
+  /// `count` exchanges (all-reduces, with SP their reduce-scatter + all-gather pairs; or `op`s) on
+  /// `bytes` (their buffers summed; LayerWork::tp_fwd_bytes)
   /// after `producers` (one per lane); returns the new frontier. Overlapped (and `before`, the frontier
   /// the producers started from, given): all but one chunk of them starts with the producers and runs
   /// beside them; the last chunk follows both.
   DagContext::Frontier collectives(int stage, int count, double bytes, const DagContext::ChunkPos& pos,
                                    const std::vector<TaskId>& producers,
                                    const DagContext::Frontier* before = nullptr,
-                                   Collective op = Collective::all_reduce);
+                                   std::optional<Collective> op = std::nullopt);
 
-  /// `count` all-reduce equivalents on `bytes` issued from inside a kernel that is running (Megatron's
+  /// `count` exchanges on `bytes` issued from inside a kernel that is running (Megatron's
   /// asynchronous TP backward): per TP group, ready when the kernel may start (`kernel_start`: per
   /// lane what the kernel waits for, its stream predecessor included) and moving bytes `delay_s`
   /// into it. The kernel does not wait for them; returns the frontier of the exchange.
@@ -63,15 +69,16 @@ class TensorParallelEmitter {
                                      const DagContext::Frontier& kernel_start, double delay_s);
 
  private:
-  /// One task for a TP group (`simulated`: its simulated members): `share` of `count` all-reduce
-  /// equivalents on `bytes` after `deps`; `nccl` says whether each pays NCCL's call latency.
+  /// One task for a TP group (`simulated`: its simulated members): `share` of `count` `op`s on
+  /// `bytes` after `deps`; `nccl` says whether each pays NCCL's call latency.
   TaskId add_collective(int stage, int count, double bytes, double share, bool nccl, const DagContext::ChunkPos& pos,
-                        const std::vector<std::int64_t>& simulated, std::vector<TaskId> deps, double delay_s = 0.0,
-                        Collective op = Collective::all_reduce);
+                        const std::vector<std::int64_t>& simulated, std::vector<TaskId> deps, double delay_s,
+                        Collective op);
   /// Lane indices per TP group (keyed by replica index).
   std::map<std::int64_t, std::vector<std::size_t>> groups() const;
 
   DagContext& ctx_;
+  Collective exchange_;  ///< a sub-block's own exchange
   TpOverlap overlap_;
 };
 

@@ -8,6 +8,7 @@
 
 #include "sim/config/checkpoint_policy.hpp"
 #include "sim/dag/checkpoint_emitter.hpp"
+#include "sim/dag/collectives.hpp"
 #include "sim/dag/context_parallel_emitter.hpp"
 #include "sim/dag/dag_context.hpp"
 #include "sim/dag/expert_parallel_emitter.hpp"
@@ -26,7 +27,7 @@ namespace strata {
 
 RankLayout rank_layout(const Scenario& sc) {
   return {sc.parallelism.tp, sc.parallelism.pp, sc.parallelism.dp, sc.hardware.gpus_per_node, sc.parallelism.cp,
-          sc.parallelism.ep, sc.parallelism.experts_folded()};
+          sc.parallelism.ep, sc.parallelism.experts_folded(), switch_all_reduce_from(sc.hardware)};
 }
 
 namespace {
@@ -88,7 +89,7 @@ class DagBuilder {
         m_(static_cast<int>(sc.num_microbatches())), hidden_bytes_(hidden_state_bytes(sc)),
         ctx_(rank_layout(sc), opt.fold, part.stages, sc.memory.offload.gpudirect),
         pipeline_(ctx_, part, hidden_bytes_, sc.training.behaviour.overlap_p2p_comm),
-        tp_(ctx_, tp_overlap(sc)),
+        tp_(ctx_, sc.parallelism.sequence_parallel, tp_overlap(sc)),
         cp_(ctx_, context_parallel_plan(sc)),
         ep_(ctx_),
         recompute_(ctx_, tp_, ep_, sc.memory.recompute, sc.training.behaviour.selective_recompute),
