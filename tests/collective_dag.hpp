@@ -13,7 +13,7 @@
 
 namespace strata::test {
 
-/// A DAG with one ring collective over `group`; folded: one representative stands for the group.
+/// A DAG with one NCCL collective over `group`; folded: one representative stands for the group.
 inline TaskDag collective_dag(Collective c, const std::vector<std::int64_t>& group, double bytes, bool folded,
                               const RankLayout& layout) {
   TaskDag dag;

@@ -141,6 +141,9 @@ TEST_CASE("Numbers that overflow, wrap or divide by zero are input errors", "[ha
        "/hardware/local_ssd/read_bandwidth: must be greater than 0 when local_ssd.count > 0"},
       {"run default --set hardware.gpu.peak_tflops.bf16=0", 2, "/hardware/gpu/peak_tflops/bf16: out of range"},
       {"run default --set hardware.nic.bandwidth=0", 2, "/hardware/nic/bandwidth: must be greater than 0"},
+      // An NVSwitch that reduces without NVLink to reach it (dgx-h100 states nvlink.sharp).
+      {"run llama-3-8b-zero3-h100 --set hardware.nvlink.bandwidth=0", 2,
+       "/hardware/nvlink/bandwidth: must be greater than 0 when nvlink.sharp is true"},
   });
   // A 60,000-deep --set value is refused, not a stack overflow.
   const std::string deep(60000, '[');

@@ -78,7 +78,7 @@ void warn_rail_aligned_data_parallel(const Scenario& sc, const RunResult& r, std
 }
 
 /// How much slower a ring is than NVLink SHARP's all-reduce on the measured 8x H100 curve (1-4 GiB,
-/// docs/validation.md's collectives table, timed as a ring at efficiency.nvlink).
+/// timed as a ring at efficiency.nvlink; docs/references.md, NCCL collectives).
 constexpr double kNvlinkSharpGapPercent = 30.0;
 
 /// Exposed TP all-reduces (no SP: with SP they are all-gathers and reduce-scatters, which the switch
@@ -94,7 +94,7 @@ void warn_nvlink_sharp(const Scenario& sc, const RunResult& r, std::vector<std::
   if (it == exposed.end() || iteration <= 0.0 || it->second < 0.02 * iteration) return;
   warnings.push_back(fmt::format(
       "exposed TP all-reduces ({:.2f} s, {:.0f} % of the iteration) are timed as NVLink rings; NCCL's NVLink SHARP "
-      "all-reduce on H100 measured up to {:.0f} % faster (docs/validation.md, collectives) and {} states no rate "
+      "all-reduce on H100 measured up to {:.0f} % faster (docs/references.md, NCCL collectives) and {} states no rate "
       "for it (hardware.efficiency.nvlink_sharp): they may take less",
       it->second, 100.0 * it->second / iteration, kNvlinkSharpGapPercent, sc.hardware.name));
 }

@@ -234,7 +234,8 @@ const ParamTable kEfficiency = {
      .min = 0.01, .max = 1.0, .optional = true},
     {.key = "nvlink_sharp", .kind = ParamKind::number,
      .doc = "an all-reduce inside a node reduced in the NVSwitch (nvlink.sharp): each GPU sends its buffer once "
-            "and receives the result once, at this fraction of line rate; absent: such all-reduces run as rings",
+            "and receives the result once, at this fraction of line rate (and within nvlink's, the links it "
+            "crosses); absent: such all-reduces run as rings",
      .min = 0.01, .max = 1.0, .optional = true},
     fraction("network", "inter-node transfers, fraction of NIC line rate"),
     fraction("pcie", "host transfers, fraction of PCIe rate"),
@@ -387,6 +388,10 @@ HardwareSpec parse_hardware(const json& doc, const std::string& pointer, Diagnos
   }
   if (fields_valid && h.nic.count > 0 && h.nic.bandwidth.value <= 0.0)
     nic.error("bandwidth", "must be greater than 0 when nic.count > 0 (got 0, expected a bandwidth like \"400 Gb/s\")");
+  // A switch that reduces is reached over NVLink: without it an all-reduce has nowhere to go.
+  if (fields_valid && h.nvlink_sharp && h.nvlink_bandwidth.value <= 0.0)
+    nvlink.error("bandwidth", "must be greater than 0 when nvlink.sharp is true (got 0, expected a bandwidth like "
+                              "\"450 GB/s\", or nvlink.sharp false: a switch that reduces is reached over NVLink)");
 
   ObjectReader store(top.object("object_store"), top.child_pointer("object_store"), kObjectStore, diag);
   h.object_store.bandwidth = BytesPerSecond(store.quantity("bandwidth"));

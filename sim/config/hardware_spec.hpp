@@ -98,7 +98,8 @@ struct Efficiency {
   double nvlink_p2p = 1.0;
   /// An all-reduce inside a node that the NVSwitch reduces (nvlink.sharp): each GPU sends its
   /// buffer once and receives the result once, at this fraction of the line rate (the switch's
-  /// reduction, not the link, bounds it). 0: not stated, and such all-reduces are timed as rings.
+  /// reduction bounds it; its flows also cross the NVLink ports at `nvlink`). 0: not stated, and
+  /// such all-reduces are timed as rings.
   double nvlink_sharp = 0.0;
   double network = 1.0;  ///< inter-node transfers, fraction of NIC line rate
   double pcie = 1.0;     ///< host transfers, fraction of PCIe rate

@@ -18,8 +18,8 @@ namespace strata {
 struct HardwareSpec;
 
 /// `scatter_gather`: a reduce-scatter and an all-gather of the same buffer (a TP sub-block's pair
-/// under sequence parallelism), a ring all-reduce's volume and steps but two NCCL collectives that
-/// the switch does not reduce as one.
+/// under sequence parallelism): two NCCL collectives the switch does not reduce, timed as one ring
+/// all-reduce (its volume, its steps and one call's latency).
 enum class Collective { all_reduce, reduce_scatter, all_gather, scatter_gather };
 
 double ring_bytes_per_member(Collective c, std::int64_t members, double bytes);

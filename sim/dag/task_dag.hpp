@@ -98,8 +98,8 @@ struct Flow {
   /// A node tier's transfer over the network leaves through this GPU's NIC (its rail); -1: the
   /// node's first NIC.
   std::int64_t rail = -1;
-  /// Part of an all-reduce the NVSwitch reduces (NVLink SHARP): bounded by the switch's rate
-  /// (efficiency.nvlink_sharp of the line rate), not only by its links.
+  /// Part of an all-reduce the NVSwitch reduces (NVLink SHARP): it also crosses the switch's
+  /// reduction for the sender's port, efficiency.nvlink_sharp of the line rate (PlatformLayout).
   bool in_switch = false;
 };
 

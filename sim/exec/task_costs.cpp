@@ -35,8 +35,6 @@ TaskCosts::TaskCosts(const HardwareSpec& hw, Precision precision, const Platform
   // profile measures it lower is it a cap of its own (a node without NVLink sends over PCIe).
   if (hw.nvlink_bandwidth.value > 0.0 && hw.efficiency.nvlink_p2p < hw.efficiency.nvlink)
     p2p_cap_ = hw.nvlink_bandwidth.value * hw.efficiency.nvlink_p2p;
-  // An all-reduce the NVSwitch reduces moves at the switch's rate, below the links' (nvlink.source).
-  const double switch_cap = hw.nvlink_bandwidth.value * hw.efficiency.nvlink_sharp;
   // The ranks one simulated rank stands for that share a link move the same bytes at the same time:
   // a link carries k flows, for the folded group with the most GPUs on it.
   struct LinkUse {
@@ -52,14 +50,10 @@ TaskCosts::TaskCosts(const HardwareSpec& hw, Precision precision, const Platform
     double slowest_latency = 0.0;  // per step and per call, of the slowest route
     for (const Flow& f : t.flows) {
       // Whole bytes, as the DES moves them, so both executors charge the same transfer.
-      RoutedFlow rf{layout.route(f.src, mirror(f.dst), f.remote, f.direct, f.rail), std::round(f.bytes),
+      RoutedFlow rf{layout.route(f.src, mirror(f.dst), f.remote, f.direct, f.rail, f.in_switch), std::round(f.bytes),
                     f.background};
       if (is_point_to_point(t.kind) && !f.remote && f.src.kind == DeviceKind::gpu && f.dst.kind == DeviceKind::gpu)
         rf.rate_cap = p2p_cap_;
-      if (f.in_switch) {
-        if (!(switch_cap > 0.0)) throw std::logic_error("an all-reduce in the switch on a node that states no rate");
-        rf.rate_cap = switch_cap;
-      }
       double step = 0.0, call = 0.0;
       for (LinkId l : rf.links) {
         std::int32_t& slot = use_of.at(static_cast<std::size_t>(l));

@@ -22,8 +22,7 @@ struct RoutedFlow {
   bool background = false;  ///< runs only while no other flow uses its links (DES)
   /// A point-to-point send between two GPUs of a node, which NCCL drives with fewer channels than a
   /// collective (efficiency.nvlink_p2p): at most this many bytes/s, shared by the flows between the
-  /// same two GPUs (a peer's channels). A flow of an all-reduce the NVSwitch reduces, the same at
-  /// efficiency.nvlink_sharp of the line rate. Infinite for every other flow.
+  /// same two GPUs (a peer's channels); infinite for every other flow.
   double rate_cap = std::numeric_limits<double>::infinity();
 };
 

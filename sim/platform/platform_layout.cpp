@@ -19,7 +19,8 @@ PlatformLayout::PlatformLayout(const HardwareSpec& hw, std::int64_t gpus)
 
 std::int64_t PlatformLayout::slot_width(Slot s) const {
   switch (s) {
-    case nvlink_tx: case nvlink_rx: case pcie_tx: case pcie_rx: case store_client: return per_node_gpus_;
+    case nvlink_tx: case nvlink_rx: case switch_reduce: case pcie_tx: case pcie_rx: case store_client:
+      return per_node_gpus_;
     case uplink_up: case uplink_down: return switches_;
     case nic_tx: case nic_rx: return nics_;
     case fabric_up: case fabric_down: case dram: case cxl: case ssd_read: case ssd_write: return 1;  // per node
@@ -60,6 +61,9 @@ LinkSpec PlatformLayout::link(LinkId id) const {
       return {name("nvlink_tx"), hw_.nvlink_bandwidth.value * eff.nvlink, hw_.nvlink_latency.value,
               hw_.nvlink_collective_latency.value};
     case nvlink_rx: return {name("nvlink_rx"), hw_.nvlink_bandwidth.value * eff.nvlink, 0.0};
+    // 0 where the switch does not reduce or its rate is not stated: no flow is routed there then.
+    case switch_reduce:
+      return {name("switch_reduce"), hw_.nvlink_sharp ? hw_.nvlink_bandwidth.value * eff.nvlink_sharp : 0.0, 0.0};
     case pcie_tx: return {name("pcie_tx"), hw_.pcie.bandwidth.value * eff.pcie, 0.0};
     case pcie_rx: return {name("pcie_rx"), hw_.pcie.bandwidth.value * eff.pcie, 0.0};
     case uplink_up: return {name("uplink_up"), hw_.pcie.bandwidth.value * eff.pcie, 0.0};
@@ -96,7 +100,9 @@ std::vector<std::int64_t> PlatformLayout::attached_gpus(LinkId id) const {
   std::int64_t node = 0;
   auto [slot, i] = decode(id, node);
   switch (slot) {
-    case nvlink_tx: case nvlink_rx: case pcie_tx: case pcie_rx: case store_client: node_range(node, i, i + 1); break;
+    case nvlink_tx: case nvlink_rx: case switch_reduce: case pcie_tx: case pcie_rx: case store_client:
+      node_range(node, i, i + 1);
+      break;
     case uplink_up: case uplink_down:
       node_range(node, i * hw_.pcie.gpus_per_switch, std::min(per_node_gpus_, (i + 1) * hw_.pcie.gpus_per_switch));
       break;
@@ -140,9 +146,13 @@ std::vector<LinkId> PlatformLayout::receive_side(std::int64_t rank, bool remote)
 }
 
 std::vector<LinkId> PlatformLayout::route(const Device& src, const Device& dst, bool remote, bool direct,
-                                          std::int64_t rail) const {
+                                          std::int64_t rail, bool in_switch) const {
   if (src.kind == DeviceKind::gpu && dst.kind == DeviceKind::gpu) {
     auto links = send_side(src.index, remote);
+    if (in_switch) {
+      if (remote || hw_.nvlink_bandwidth.value <= 0) throw std::logic_error("an all-reduce in a switch it cannot reach");
+      links.push_back(id(src.index / per_node_gpus_, switch_reduce, src.index % per_node_gpus_));
+    }
     auto rx = receive_side(dst.index, remote);
     links.insert(links.end(), rx.begin(), rx.end());
     return links;

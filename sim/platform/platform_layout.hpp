@@ -4,7 +4,8 @@
 /// both executors read it (the list scheduler directly, the DES through the SimGrid platform built
 /// from it), so they see the same bandwidths and latencies.
 ///
-/// Per node: each GPU's NVLink port (send, receive) and x16 PCIe link (send, receive); each PCIe
+/// Per node: each GPU's NVLink port (send, receive), the NVSwitch's reduction for that port (NVLink
+/// SHARP: an all-reduce in the switch moves at its rate) and x16 PCIe link (send, receive); each PCIe
 /// switch's uplink to the host (up, down); each NIC (send, receive); the node's share of an
 /// oversubscribed fabric (up, down; only on routes when oversubscription > 1); DRAM, CXL and the local SSDs
 /// (read, write) as links, so that their bandwidth shares with the buses on the same path; per GPU
@@ -38,8 +39,10 @@ class PlatformLayout {
   /// (given separately so a folded executor can route to a mirror of a rank it does not simulate).
   /// `direct`: a peer-to-peer DMA between a GPU and a local SSD, without the host bounce buffer.
   /// `rail`: the GPU whose NIC a node tier's network transfer uses (-1: the node's first NIC).
+  /// `in_switch`: a GPU-to-GPU flow of an all-reduce the NVSwitch reduces, which also crosses the
+  /// switch's reduction for the sender's port.
   std::vector<LinkId> route(const Device& src, const Device& dst, bool remote, bool direct = false,
-                            std::int64_t rail = -1) const;
+                            std::int64_t rail = -1, bool in_switch = false) const;
 
   LinkSpec link(LinkId id) const;
   /// GPUs whose traffic can use the link (the GPU itself, the GPUs behind a switch or NIC, a node).
@@ -51,7 +54,7 @@ class PlatformLayout {
   std::int64_t node_of(std::int64_t rank) const { return rank / per_node_gpus_; }
 
  private:
-  enum Slot : int { nvlink_tx, nvlink_rx, pcie_tx, pcie_rx, uplink_up, uplink_down, nic_tx, nic_rx, fabric_up,
+  enum Slot : int { nvlink_tx, nvlink_rx, switch_reduce, pcie_tx, pcie_rx, uplink_up, uplink_down, nic_tx, nic_rx, fabric_up,
                     fabric_down, dram, cxl, ssd_read, ssd_write, store_client, slot_count };
   LinkId id(std::int64_t node, Slot slot, std::int64_t index = 0) const;
   std::pair<Slot, std::int64_t> decode(LinkId id, std::int64_t& node) const;
