@@ -6,6 +6,8 @@
 
 #include <catch2/catch.hpp>
 
+#include <map>
+
 #include "sim/graph/compute_graph.hpp"
 #include "sim/graph/memory_model.hpp"
 #include "sim/graph/pipeline_partition.hpp"
@@ -326,6 +328,32 @@ TEST_CASE("Redundant computation: replicas cost HBM and time, restore from the p
   const RunResult one_node = run("llama-2-7b-rtx4090-pipeline", redundant);
   CHECK_FALSE(one_node.checkpoint->recovery.at("node").survives);
   CHECK(one_node.checkpoint->recovery.at("gpu").survives);
+}
+
+TEST_CASE("Redundant computation runs the successor's forward as the forward runs it, TP overlap included",
+          "[analytic][checkpoint]") {
+  // Each micro-batch's redundant forwards, over every stage, rerun every chunk once (each chunk's
+  // successor is another chunk): their compute equals the forward's, the SMs the overlapped TP
+  // collectives hold included.
+  for (const char* overlap : {"false", "true"}) {
+    const Scenario sc = test::load("llama-3-70b-h100-cxl-redundant-compute",
+                                   {fmt::format("training.overlap_tp_comm={}", overlap)});
+    const ComputeGraph graph = build_compute_graph(sc.model, {sc.training.seq_len, sc.training.micro_batch_size, 2.0,
+                                                              sc.training.flash_attention});
+    const auto part = partition_layers(static_cast<int>(sc.model.num_layers), static_cast<int>(sc.parallelism.pp),
+                                       static_cast<int>(sc.parallelism.virtual_stages));
+    const MemoryEstimate memory = estimate_memory(sc, graph, part);
+    const TaskDag dag = build_training_dag(sc, graph, part, memory, {true, -1, 1});
+    std::map<std::int32_t, double> forward, redundant;  // compute seconds per micro-batch
+    for (const Task& t : dag.tasks) {
+      if (t.iteration != 0 || t.microbatch < 0) continue;
+      if (t.kind == TaskKind::forward) forward[t.microbatch] += t.kernel_seconds;
+      if (t.kind == TaskKind::redundant) redundant[t.microbatch] += t.kernel_seconds;
+    }
+    INFO("overlap_tp_comm " << overlap);
+    REQUIRE(!redundant.empty());
+    for (const auto& [mb, seconds] : redundant) CHECK(seconds == Approx(forward.at(mb)).epsilon(1e-9));
+  }
 }
 
 TEST_CASE("Extrapolating the background hops' steady pace matches simulating every iteration",

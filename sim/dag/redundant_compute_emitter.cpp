@@ -13,9 +13,12 @@ RedundantComputeEmitter::RedundantComputeEmitter(DagContext& ctx, const Pipeline
 /// computation): after its own forward and send, the stage runs the forward of the successor
 /// chunk's layers on the same input, with their TP collectives, so that it can take over if the
 /// successor fails. Its activations are not kept (Bamboo's lazy backward runs only after a
-/// failure).
+/// failure). It is the successor's forward, TP overlap included: with the framework's TP overlap its
+/// collectives run beside its GEMMs, which the SMs they hold slow (as the forward's in training_dag),
+/// and async TP's fused passes are in the layers' forward seconds.
 void RedundantComputeEmitter::forward(int stage, const PipelineUnit& u) {
   DagContext::Work work;
+  double core_s = 0.0;
   int collectives = 0;
   double collective_bytes = 0.0;
   for (const int l : chunk_work_units(part_, successor(u.chunk), work_)) {
@@ -23,13 +26,16 @@ void RedundantComputeEmitter::forward(int stage, const PipelineUnit& u) {
     work.flops += w.fwd_flops;
     work.bytes += w.fwd_bytes;
     work.seconds += w.fwd_s;
+    core_s += w.core_s;
     collectives += w.tp_fwd;
     collective_bytes += w.tp_fwd_bytes;
   }
   auto& last = ctx_.last(stage);
+  const DagContext::Frontier before = last;
   const DagContext::ChunkPos pos{u.chunk, u.microbatch, -1};
-  auto ids = ctx_.per_lane(stage, TaskKind::redundant, pos, work, {}, {}, last);
-  last = tp_.collectives(stage, collectives, collective_bytes, pos, ids);
+  const double core_fraction = work.seconds > 0.0 ? core_s / work.seconds : 0.0;
+  auto ids = ctx_.per_lane(stage, TaskKind::redundant, pos, tp_.stretched(work, core_fraction, true), {}, {}, last);
+  last = tp_.collectives(stage, collectives, collective_bytes, pos, ids, &before);
 }
 
 /// Redundant computation keeps the successor's replica current: after the successor's gradients
