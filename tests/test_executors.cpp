@@ -126,6 +126,21 @@ TEST_CASE("An all-reduce inside a node whose NVSwitch reduces (NVLink SHARP) mov
       CHECK(t.finish[send_id] > t.finish[all_reduce]);
     }
   }
+  // While it runs it holds NCCL's NVLS channels (nvlink.sharp_sms, 16 on H100), where a ring holds
+  // the collective's (nvlink.collective_sms, 24).
+  {
+    REQUIRE(hw.nvlink_sharp_sms == 16);
+    REQUIRE(hw.nvlink_collective_sms == 24);
+    const auto sms = static_cast<double>(hw.kernels.sm_count);
+    for (std::int64_t n : {3, 8}) {
+      RankLayout layout{1, 1, n, hw.gpus_per_node};
+      layout.switch_reduce_from = switch_all_reduce_from(hw);
+      const TaskDag dag = collective_dag(Collective::all_reduce, group_of(n), S, false, layout);
+      const PlatformLayout platform(hw, n);
+      const TaskCosts costs(hw, Precision::bf16, platform, dag);
+      CHECK(costs.sm_share(0) == Approx((n == 8 ? 16.0 : 24.0) / sms));
+    }
+  }
   // Across nodes the all-reduce stays a ring whatever the switch does: 2 nodes x 8 GPUs, as with
   // the ring only.
   {

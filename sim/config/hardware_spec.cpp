@@ -125,6 +125,10 @@ const ParamTable kNvlink = {
      .doc = "SMs an NCCL collective inside a node holds while it runs (its channels, one CTA each, never "
             "sharing an SM with compute): kernels beside it run on the rest (0: not modelled)",
      .min = 0, .max = 100000},
+    {.key = "sharp_sms", .kind = ParamKind::integer,
+     .doc = "SMs an all-reduce reduced in the switch holds while it runs (NCCL's NVLS channels, one CTA each); "
+            "collective_sms when absent",
+     .min = 0, .max = 100000, .optional = true},
     {.key = "sharp", .kind = ParamKind::boolean, .default_value = false,
      .doc = "the NVSwitch reduces in the switch (NVLink SHARP), so NCCL's all-reduce inside a node beats a ring: "
             "timed at efficiency.nvlink_sharp; without it as a ring, and the report's warnings say so"},
@@ -331,6 +335,7 @@ HardwareSpec parse_hardware(const json& doc, const std::string& pointer, Diagnos
   h.nvlink_collective_latency = Seconds(nvlink.quantity("collective_latency"));
   h.nvlink_collective_sms = nvlink.integer("collective_sms");
   h.nvlink_sharp = nvlink.boolean("sharp");
+  h.nvlink_sharp_sms = nvlink.has("sharp_sms") ? nvlink.integer("sharp_sms") : h.nvlink_collective_sms;
   nvlink.string("source");
 
   ObjectReader pcie(top.object("pcie"), top.child_pointer("pcie"), kPcie, diag);

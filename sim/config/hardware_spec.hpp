@@ -161,6 +161,9 @@ struct HardwareSpec {
   /// efficiency.nvlink_sharp of the line rate. Without that rate they are timed as rings, slow, and
   /// the report warns where they are exposed.
   bool nvlink_sharp = false;
+  /// SMs such an all-reduce holds while it runs (NCCL's NVLS channels); nvlink_collective_sms where
+  /// the profile states none.
+  std::int64_t nvlink_sharp_sms = 0;
   PcieSpec pcie;
   HostSpec host;
   CxlSpec cxl;

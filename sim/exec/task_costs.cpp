@@ -79,7 +79,10 @@ TaskCosts::TaskCosts(const HardwareSpec& hw, Precision precision, const Platform
     latency_[id] = t.flows.empty() ? 0.0 : slowest_latency + t.issue_delay_s;
     if (t.collective_calls > 0 && !t.flows.empty() && sms > 0.0) {
       const bool crosses = std::any_of(t.flows.begin(), t.flows.end(), [](const Flow& f) { return f.remote; });
-      const auto held = static_cast<double>(crosses ? hw.nic.collective_sms : hw.nvlink_collective_sms);
+      const bool in_switch = std::any_of(t.flows.begin(), t.flows.end(), [](const Flow& f) { return f.in_switch; });
+      const auto held = static_cast<double>(crosses     ? hw.nic.collective_sms
+                                            : in_switch ? hw.nvlink_sharp_sms
+                                                        : hw.nvlink_collective_sms);
       // At least one SM stays with the compute kernels.
       sm_share_[id] = std::min(held, sms - 1.0) / sms;
     }

@@ -45,7 +45,8 @@ class TaskCosts {
   double latency_seconds(TaskId id) const { return latency_[id]; }
   /// The fraction of each of its GPUs' compute the task's kernels hold while it runs: an NCCL
   /// collective's channels, one CTA on an SM of its own each (nvlink.collective_sms inside a node,
-  /// nic.collective_sms across nodes, over kernels.sm_count), so kernels beside it run on the rest.
+  /// nvlink.sharp_sms for an all-reduce in the switch, nic.collective_sms across nodes, over
+  /// kernels.sm_count), so kernels beside it run on the rest.
   /// 0 for everything else (copies run on copy engines; userbuffers slices are priced by the TP
   /// overlap's own SM margins).
   double sm_share(TaskId id) const { return sm_share_[id]; }
