@@ -226,12 +226,14 @@ TEST_CASE("DTensor's sequence parallelism copies the tensor around each collecti
   CHECK(more == Approx((32 * 2 + 1) * hidden * 7.0 / 8.0));
 }
 
-TEST_CASE("Under fp8 with SP the column-parallel linears' inputs are gathered as fp8, the rest in 16 bits",
+TEST_CASE("Under fp8 with SP the column-parallel linears' inputs are gathered as fp8, with Transformer Engine "
+          "the output gradients too, the rest in 16 bits",
           "[framework][activations]") {
   // Llama 3 8B at TP 8 with SP, two sequences of 8192 per micro-batch, Megatron's layout and
   // DTensor's. Transformer Engine's LayerNormLinear quantizes before gathering, torchao's Float8Linear
   // gathers float8 for TP: every all-gather of an input (forward, recomputation, Megatron's re-gather)
-  // moves 1 byte an element; reduce-scatters and the gradients' all-gathers 2.
+  // moves 1 byte an element; reduce-scatters 2, and the output gradients' all-gathers 2 under
+  // pytorch-fsdp (torchao), 1 under megatron-core (Transformer Engine quantizes them first).
   const auto load = llama_8b_tp8;
   const Scenario megatron_fp8 = load({"training.precision=\"fp8\"", "training.sequence_parallel_style=megatron"});
   const Scenario megatron_bf16 = load({"training.sequence_parallel_style=megatron"});
@@ -254,6 +256,18 @@ TEST_CASE("Under fp8 with SP the column-parallel linears' inputs are gathered as
   CHECK(b.tp_fwd_bytes == Approx(2.0 * hidden));
   CHECK(b.tp_bwd_bytes == Approx(3.0 * hidden));
   CHECK(d.tp_bwd_bytes == Approx(2.0 * hidden));
+  // megatron-core's linears are Transformer Engine's: the two output gradients are gathered as fp8,
+  // 2 · (1 + 1/2)/2 + the re-gathers' 1/2 = 2 hidden-state buffers where torchao's move 2.5.
+  const Scenario te_fp8 = load({"training.precision=\"fp8\"", "training.framework=\"megatron-core\""});
+  REQUIRE(te_fp8.training.behaviour.fp8_gathers_output_gradients);
+  REQUIRE_FALSE(megatron_fp8.training.behaviour.fp8_gathers_output_gradients);
+  CHECK(gathered_output_gradient_bytes(te_fp8) == Approx(hidden / 2.0));
+  CHECK(gathered_output_gradient_bytes(megatron_fp8) == Approx(hidden));
+  const LayerWork te = work_of(te_fp8)[5];
+  CHECK(te.tp_bwd_bytes == Approx(2.0 * hidden));
+  CHECK(te.tp_bwd_async_bytes == Approx(m.tp_bwd_async_bytes));  // what moves beside the GEMMs is unchanged
+  CHECK(te.tp_fwd_bytes == Approx(m.tp_fwd_bytes));
+  CHECK(work_of(load({"training.framework=\"megatron-core\""}))[5].tp_bwd_bytes == Approx(3.0 * hidden));
   // DTensor's copy after each all-gather copies the fp8 tensor: forward two of hidden/2 and two of
   // hidden, each read and written, four kernels.
   const HardwareSpec& hw = dtensor_fp8.hardware;
@@ -280,8 +294,9 @@ TEST_CASE("Under fp8 with SP the column-parallel linears' inputs are gathered as
   const LayerWork async = work_of(load({"training.precision=\"fp8\"", "training.overlap_tp_comm=true"}))[5];
   const double fused_s = (2.0 * hidden / 2.0 / 8.0 + hidden * (1.0 + 1.0 / 8.0)) / rate + 2.0 * hw.kernels.launch.value;
   CHECK(async.fwd_s - m.fwd_s == Approx(2.0 * fused_s));
-  // An MoE block's expert sub-block gathers 16-bit tokens (the token dispatcher), its attention
-  // sub-block an fp8 input: Mixtral 8x7B at TP 2 with SP and EP 8.
+  // An MoE block's expert sub-block gathers 16-bit tokens and their 16-bit gradients (the token
+  // dispatcher), its attention sub-block an fp8 input and (megatron-core) an fp8 output gradient:
+  // Mixtral 8x7B at TP 2 with SP and EP 8.
   const Scenario moe_sc = test::load("mixtral-8x7b-ep-h100",
                                      {"training.precision=\"fp8\"", "parallelism.tp=2", "parallelism.dp=8",
                                       "parallelism.sequence_parallel=true", "training.iterations=1"});
@@ -291,7 +306,8 @@ TEST_CASE("Under fp8 with SP the column-parallel linears' inputs are gathered as
   const double moe_hidden = hidden_state_bytes(moe_sc);
   CHECK(moe.tp_gather_bytes == Approx(0.75 * moe_hidden));
   CHECK(moe.tp_fwd_bytes == Approx(0.5 * (0.5 + 1.0) * moe_hidden + moe_hidden));
-  CHECK(moe.tp_bwd_bytes == Approx(2.0 * moe_hidden + 0.75 * moe_hidden));
+  REQUIRE(moe_sc.training.behaviour.fp8_gathers_output_gradients);
+  CHECK(moe.tp_bwd_bytes == Approx(2.0 * 0.5 * (1.0 + 0.75) * moe_hidden + 0.75 * moe_hidden));
 }
 
 TEST_CASE("Pipeline sends off the compute stream and parameter gathers without prefetch", "[framework][simulation]") {

@@ -115,13 +115,15 @@ FrameworkBehaviour preset(Framework f, const PresetInputs& in) {
     // (--tp-comm-overlap; the NeMo GPT-3 175B recipe asks, so its scenario sets
     // training.overlap_tp_comm). overlap_p2p_comm: Megatron-Bridge turns it on with the interleaved
     // schedule only (comm_overlap: vp > 1). Attention through Transformer Engine's cuDNN fused
-    // kernel. Its linears are Transformer Engine's, which under FP8 keep the FP8 copy of their
-    // input for the weight gradient (module/linear.py, layernorm_linear.py).
+      // kernel. Its linears are Transformer Engine's, which under FP8 keep the FP8 copy of their
+    // input for the weight gradient (module/linear.py, layernorm_linear.py) and, with SP, gather
+    // the output gradient in FP8 (module/base.py grad_output_preprocess).
     case Framework::megatron_core:
       return {.overlap_grad_reduce = true, .overlap_param_gather = true,
               .align_param_gather = true, .overlap_tp_comm = false, .overlap_p2p_comm = in.interleaved,
               .async_tp_backward = true,
-              .attention = AttentionKernel::vendor_fused, .fp8_saves_quantized_inputs = true};
+              .attention = AttentionKernel::vendor_fused, .fp8_saves_quantized_inputs = true,
+              .fp8_gathers_output_gradients = true};
     // DeepSpeed's overlap_comm defaults to false, and to true under ZeRO-3 (DeepSpeed configuration
     // docs, zero_optimization.overlap_comm); ZeRO-3 prefetches parameters (stage3_prefetch_bucket_size
     // defaults to 5e7), while ZeRO-1/2 all-gather the updated weights inside the step
@@ -197,7 +199,8 @@ const std::vector<FrameworkDoc>& framework_docs() {
        "attention through the vendor's fused kernel (cuDNN via Transformer Engine); vocab-parallel cross-entropy "
        "in place on the fp32 copy of the logits, as eager kernels (Megatron-LM's default; training.cross_entropy "
        "vocab-parallel-fused for --cross-entropy-loss-fusion, on in NeMo 2.0 and Megatron-Bridge); under fp8 "
-       "the linears keep their inputs' FP8 copies (Transformer Engine), scaled as delayed (NeMo 24.x's recipe; "
+       "the linears keep their inputs' FP8 copies and, with SP, gather their output gradients in FP8 (Transformer "
+       "Engine), scaled as delayed (NeMo 24.x's recipe; "
        "training.fp8_scaling current for Megatron-Bridge's FP8-CS)",
        true},
       {Framework::deepspeed,

@@ -174,6 +174,10 @@ struct FrameworkBehaviour {
   /// Under fp8, the linears keep the FP8 copy of their input for the weight gradient (Transformer
   /// Engine's modules, Megatron-Core) rather than the 16-bit input.
   bool fp8_saves_quantized_inputs = false;
+  /// Under fp8 with SP, the row-parallel linears quantize their output gradient before the backward
+  /// all-gathers it, so it moves in FP8 (Transformer Engine's grad_output_preprocess, v1.5 and 2.x);
+  /// false: in 16 bits.
+  bool fp8_gathers_output_gradients = false;
   /// Under fp8, how the activations' scales are found.
   Fp8Scaling fp8_scaling = Fp8Scaling::delayed;
 };

@@ -81,6 +81,11 @@ double gathered_input_bytes(const Scenario& sc) {
   return hidden_state_bytes(sc) * bytes_per_element(Precision::fp8) / 2.0;
 }
 
+double gathered_output_gradient_bytes(const Scenario& sc) {
+  if (!sc.training.behaviour.fp8_gathers_output_gradients) return hidden_state_bytes(sc);
+  return gathered_input_bytes(sc);
+}
+
 std::vector<LayerWork> layer_work(const Scenario& sc, const ComputeGraph& graph, EndsWork ends) {
   const int L = static_cast<int>(sc.model.num_layers);
   const double t = static_cast<double>(sc.parallelism.tp);
@@ -261,9 +266,12 @@ std::vector<LayerWork> layer_work(const Scenario& sc, const ComputeGraph& graph,
   //
   // Their volume: under fp8 with SP the column-parallel linears' inputs are gathered as fp8, 1 byte
   // an element (gathered_input_bytes), the forward's, the recomputation's and Megatron's re-gathers
-  // alike; reduce-scatters and the backward's gradient all-gathers stay in 16 bits, and so do an MoE
-  // sub-block's tokens (Megatron-Core's token dispatcher gathers them before any fp8 cast).
-  const double hidden = hidden_state_bytes(sc), gathered = gathered_input_bytes(sc);
+  // alike; so are the row-parallel linears' output gradients in the backward where the framework's
+  // linears quantize them first (Transformer Engine; gathered_output_gradient_bytes). Reduce-scatters
+  // stay in 16 bits, and so do an MoE sub-block's tokens and their gradients (Megatron-Core's token
+  // dispatcher gathers them before any fp8 cast).
+  const double hidden = hidden_state_bytes(sc), gathered = gathered_input_bytes(sc),
+               gradient_gathered = gathered_output_gradient_bytes(sc);
   const bool folded_moe = sc.parallelism.experts_folded() && sc.model.num_shared_experts == 0;
   for (int l = 0; l < L; ++l) {
     LayerWork& w = work[static_cast<std::size_t>(l)];
@@ -282,7 +290,9 @@ std::vector<LayerWork> layer_work(const Scenario& sc, const ComputeGraph& graph,
     w.tp_bwd = w.tp_block + (regathers ? 1 : 0);
     // The input gradients' reduce-scatters and the output gradients' all-gathers (without SP the
     // input gradients' all-reduces), and the re-gathers of the inputs.
-    w.tp_bwd_bytes = w.tp_block * hidden + (regathers ? w.tp_gather_bytes : 0.0);
+    const double gradient_gather =
+        (linear_gathers * gradient_gathered + (w.tp_block - linear_gathers) * hidden) / w.tp_block;
+    w.tp_bwd_bytes = w.tp_block * 0.5 * (hidden + gradient_gather) + (regathers ? w.tp_gather_bytes : 0.0);
     // The all-reduces (with SP the gathers and scatters) beside the column-parallel linears.
     w.tp_bwd_async = w.tp_block;
     w.tp_bwd_async_bytes = w.tp_bwd_async * (regathers ? pair : hidden);

@@ -58,8 +58,8 @@ struct LayerWork {
   int tp_block = 0;
   /// What those move, as the all-reduce buffer they add up to (an all-gather or a reduce-scatter of S
   /// counts S/2): tp_fwd (tp_bwd) hidden-state buffers, less what fp8 saves where the inputs are
-  /// gathered as fp8 (gathered_input_bytes). Forward, full recomputation's rerun (tp_block) and
-  /// backward. The embedding's forward collective and the LM head's backward one count a whole
+  /// gathered as fp8 (gathered_input_bytes) and, backward, the output gradients
+  /// (gathered_output_gradient_bytes). Forward, full recomputation's rerun (tp_block) and backward. The embedding's forward collective and the LM head's backward one count a whole
   /// hidden-state buffer each.
   double tp_fwd_bytes = 0.0, tp_block_bytes = 0.0, tp_bwd_bytes = 0.0;
   /// What one of the block's input all-gathers moves (their mean: an MoE sub-block gathers 16-bit
@@ -100,6 +100,11 @@ double hidden_state_bytes(const Scenario& sc);
 /// in fp8 when the precision is (Transformer Engine's LayerNormLinear quantizes before gathering;
 /// torchao's Float8Linear gathers float8 for TP by default; docs/references.md).
 double gathered_input_bytes(const Scenario& sc);
+/// What one all-gather of a row-parallel linear's output gradient moves under SP, backward: the
+/// hidden-state buffer, in fp8 when the precision is and the framework's linears quantize the
+/// gradient before gathering it (Transformer Engine's grad_output_preprocess;
+/// FrameworkBehaviour::fp8_gathers_output_gradients).
+double gathered_output_gradient_bytes(const Scenario& sc);
 
 std::vector<LayerWork> layer_work(const Scenario& sc, const ComputeGraph& graph, EndsWork ends = EndsWork::folded);
 
