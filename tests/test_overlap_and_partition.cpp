@@ -268,6 +268,12 @@ TEST_CASE("Under fp8 with SP the column-parallel linears' inputs are gathered as
   CHECK(te.tp_bwd_async_bytes == Approx(m.tp_bwd_async_bytes));  // what moves beside the GEMMs is unchanged
   CHECK(te.tp_fwd_bytes == Approx(m.tp_fwd_bytes));
   CHECK(work_of(load({"training.framework=\"megatron-core\""}))[5].tp_bwd_bytes == Approx(3.0 * hidden));
+  // With DTensor's layout nothing is gathered again, and every backward collective may run beside
+  // the GEMMs: the two reduce-scatters in 16 bits and the two output gradients in fp8.
+  const LayerWork te_dtensor = work_of(load({"training.precision=\"fp8\"", "training.framework=\"megatron-core\"",
+                                             "training.sequence_parallel_style=dtensor"}))[5];
+  CHECK(te_dtensor.tp_bwd_bytes == Approx(1.5 * hidden));
+  CHECK(te_dtensor.tp_bwd_async_bytes == Approx(te_dtensor.tp_bwd_bytes));
   // DTensor's copy after each all-gather copies the fp8 tensor: forward two of hidden/2 and two of
   // hidden, each read and written, four kernels.
   const HardwareSpec& hw = dtensor_fp8.hardware;

@@ -115,7 +115,7 @@ FrameworkBehaviour preset(Framework f, const PresetInputs& in) {
     // (--tp-comm-overlap; the NeMo GPT-3 175B recipe asks, so its scenario sets
     // training.overlap_tp_comm). overlap_p2p_comm: Megatron-Bridge turns it on with the interleaved
     // schedule only (comm_overlap: vp > 1). Attention through Transformer Engine's cuDNN fused
-      // kernel. Its linears are Transformer Engine's, which under FP8 keep the FP8 copy of their
+    // kernel. Its linears are Transformer Engine's, which under FP8 keep the FP8 copy of their
     // input for the weight gradient (module/linear.py, layernorm_linear.py) and, with SP, gather
     // the output gradient in FP8 (module/base.py grad_output_preprocess).
     case Framework::megatron_core:

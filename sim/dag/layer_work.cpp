@@ -293,9 +293,11 @@ std::vector<LayerWork> layer_work(const Scenario& sc, const ComputeGraph& graph,
     const double gradient_gather =
         (linear_gathers * gradient_gathered + (w.tp_block - linear_gathers) * hidden) / w.tp_block;
     w.tp_bwd_bytes = w.tp_block * 0.5 * (hidden + gradient_gather) + (regathers ? w.tp_gather_bytes : 0.0);
-    // The all-reduces (with SP the gathers and scatters) beside the column-parallel linears.
+    // The all-reduces (with SP the gathers and scatters) beside the column-parallel linears: with
+    // Megatron's re-gathers, each sub-block's input re-gather and input-gradient reduce-scatter;
+    // otherwise every backward collective.
     w.tp_bwd_async = w.tp_block;
-    w.tp_bwd_async_bytes = w.tp_bwd_async * (regathers ? pair : hidden);
+    w.tp_bwd_async_bytes = regathers ? w.tp_bwd_async * pair : w.tp_bwd_bytes;
   }
   // Expert parallelism: the router's tokens go to their experts' ranks and come back, one all-to-all
   // each way forward, and their gradients the same way backward (Megatron-Core's alltoall token

@@ -59,8 +59,9 @@ struct LayerWork {
   /// What those move, as the all-reduce buffer they add up to (an all-gather or a reduce-scatter of S
   /// counts S/2): tp_fwd (tp_bwd) hidden-state buffers, less what fp8 saves where the inputs are
   /// gathered as fp8 (gathered_input_bytes) and, backward, the output gradients
-  /// (gathered_output_gradient_bytes). Forward, full recomputation's rerun (tp_block) and backward. The embedding's forward collective and the LM head's backward one count a whole
-  /// hidden-state buffer each.
+  /// (gathered_output_gradient_bytes). Forward, full recomputation's rerun (tp_block) and backward.
+  /// The embedding's forward collective and the LM head's backward one count a whole hidden-state
+  /// buffer each.
   double tp_fwd_bytes = 0.0, tp_block_bytes = 0.0, tp_bwd_bytes = 0.0;
   /// What one of the block's input all-gathers moves (their mean: an MoE sub-block gathers 16-bit
   /// tokens where a linear's input may be fp8).

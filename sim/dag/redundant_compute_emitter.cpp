@@ -5,36 +5,40 @@ namespace strata {
 RedundantComputeEmitter::RedundantComputeEmitter(DagContext& ctx, const PipelinePartition& part,
                                                  const MemoryEstimate& mem, const std::vector<LayerWork>& work,
                                                  const StateBytes& states, TensorParallelEmitter& tp,
-                                                 const DataParallelEmitter& dp)
+                                                 const DataParallelEmitter& dp, bool context_parallel)
     : ctx_(ctx), part_(part), mem_(mem), work_(work), states_(states), tp_(tp), dp_(dp),
-      chunks_(part.stages * part.virtual_stages) {}
+      context_parallel_(context_parallel), chunks_(part.stages * part.virtual_stages), blocks_(0) {
+  for (const ModelChunk& c : part.chunks) blocks_ += c.num_layers;
+}
 
 /// Redundant computation (Bamboo, Thorpe et al. NSDI 2023; docs/references.md, Redundant
 /// computation): after its own forward and send, the stage runs the forward of the successor
 /// chunk's layers on the same input, with their TP collectives, so that it can take over if the
 /// successor fails. Its activations are not kept (Bamboo's lazy backward runs only after a
 /// failure). It is the successor's forward, TP overlap included: with the framework's TP overlap its
-/// collectives run beside its GEMMs, which the SMs they hold slow (as the forward's in training_dag),
-/// and async TP's fused passes are in the layers' forward seconds.
+/// collectives run beside its GEMMs, which the SMs they hold slow as in the forward (training_dag:
+/// not a block's CP ring steps), and async TP's fused passes are in the layers' forward seconds.
+/// Not included: an MoE block's expert-parallel all-to-alls, and CP's K/V exchange.
 void RedundantComputeEmitter::forward(int stage, const PipelineUnit& u) {
   DagContext::Work work;
-  double core_s = 0.0;
   int collectives = 0;
   double collective_bytes = 0.0;
   for (const int l : chunk_work_units(part_, successor(u.chunk), work_)) {
     const LayerWork& w = work_[static_cast<std::size_t>(l)];
-    work.flops += w.fwd_flops;
-    work.bytes += w.fwd_bytes;
-    work.seconds += w.fwd_s;
-    core_s += w.core_s;
+    const DagContext::Work unit{w.fwd_flops, w.fwd_bytes, w.fwd_s};
+    const bool ring_steps = context_parallel_ && l < blocks_;
+    const DagContext::Work run =
+        ring_steps ? unit : tp_.stretched(unit, w.fwd_s > 0.0 ? w.core_s / w.fwd_s : 0.0, true);
+    work.flops += run.flops;
+    work.bytes += run.bytes;
+    work.seconds += run.seconds;
     collectives += w.tp_fwd;
     collective_bytes += w.tp_fwd_bytes;
   }
   auto& last = ctx_.last(stage);
   const DagContext::Frontier before = last;
   const DagContext::ChunkPos pos{u.chunk, u.microbatch, -1};
-  const double core_fraction = work.seconds > 0.0 ? core_s / work.seconds : 0.0;
-  auto ids = ctx_.per_lane(stage, TaskKind::redundant, pos, tp_.stretched(work, core_fraction, true), {}, {}, last);
+  auto ids = ctx_.per_lane(stage, TaskKind::redundant, pos, work, {}, {}, last);
   last = tp_.collectives(stage, collectives, collective_bytes, pos, ids, &before);
 }
 

@@ -19,9 +19,11 @@ namespace strata {
 
 class RedundantComputeEmitter {
  public:
+  /// `context_parallel`: the blocks' forwards run as CP's ring steps (ContextParallelEmitter), which
+  /// the TP overlap does not slow.
   RedundantComputeEmitter(DagContext& ctx, const PipelinePartition& part, const MemoryEstimate& mem,
                           const std::vector<LayerWork>& work, const StateBytes& states, TensorParallelEmitter& tp,
-                          const DataParallelEmitter& dp);
+                          const DataParallelEmitter& dp, bool context_parallel);
 
   /// After the unit's own forward and send: the successor chunk's forward on the same input.
   void forward(int stage, const PipelineUnit& u);
@@ -39,7 +41,9 @@ class RedundantComputeEmitter {
   StateBytes states_;
   TensorParallelEmitter& tp_;
   const DataParallelEmitter& dp_;
+  bool context_parallel_;
   int chunks_;
+  int blocks_;  ///< transformer blocks in the model: work units below it are blocks
 };
 
 }  // namespace strata

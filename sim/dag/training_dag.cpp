@@ -100,7 +100,7 @@ class DagBuilder {
                    mem, dp_, offload_, part.stages),
         checkpoint_emitter_(ctx_, checkpoint_plan(sc), mem),
         data_(ctx_, {sc.data, sc.training.global_batch_size, sc.hardware.object_store.max_in_flight}),
-        redundant_compute_(ctx_, part, mem, work_, states_, tp_, dp_) {
+        redundant_compute_(ctx_, part, mem, work_, states_, tp_, dp_, sc.parallelism.cp > 1) {
     deferred_.resize(static_cast<std::size_t>(part.stages));
   }
   // The emitters hold references to ctx_ and to each other.
