@@ -146,7 +146,8 @@ TEST_CASE("An all-reduce inside a node whose NVSwitch reduces (NVLink SHARP) mov
   {
     const std::int64_t n = 16;
     RankLayout layout{1, 1, n, hw.gpus_per_node};
-    const double ring_time = makespan(collective_dag(Collective::all_reduce, group_of(n), S, false, layout), hw, n, true);
+    const double ring_time =
+        makespan(collective_dag(Collective::all_reduce, group_of(n), S, false, layout), hw, n, true);
     layout.switch_reduce_from = switch_all_reduce_from(hw);
     CHECK(makespan(collective_dag(Collective::all_reduce, group_of(n), S, false, layout), hw, n, true) ==
           Approx(ring_time).epsilon(1e-12));

@@ -306,7 +306,8 @@ TEST_CASE("Exposed TP all-reduces on an NVLink SHARP node whose profile states n
   // The dgx-h100 profile states its switch's rate (efficiency.nvlink_sharp): timed in the switch, no line.
   CHECK_FALSE(warned({"parallelism.sequence_parallel=false"}));
   // With SP the TP collectives are all-gathers and reduce-scatters; a node without SHARP runs rings.
-  CHECK_FALSE(warned({"hardware=\"dgx-a100-80g\"", "hardware.nvlink.sharp=true", "parallelism.sequence_parallel=true"}));
+  CHECK_FALSE(
+      warned({"hardware=\"dgx-a100-80g\"", "hardware.nvlink.sharp=true", "parallelism.sequence_parallel=true"}));
   CHECK_FALSE(warned({"hardware=\"dgx-a100-80g\"", "parallelism.sequence_parallel=false"}));
 }
 

@@ -1,9 +1,9 @@
-// Collectives as measured: nccl-tests curves of 8-GPU nodes and of 2 such nodes (tests/data/validation/collectives.json)
-// against the time Strata's DES gives the same collective on the profile the curve's node is, at every
-// measured size. The NVLink fields of the profiles (efficiency.nvlink, efficiency.nvlink_p2p,
-// efficiency.nvlink_sharp, nvlink.latency, nvlink.collective_latency) and the A100 profiles' nic.latency were fitted on these curves; this test keeps the fit true and writes the
-// table between the collectives markers of docs/validation.md. A curve with a known gap is shown with
-// its reason and not held to the tolerance.
+// Collectives as measured: nccl-tests curves of 8-GPU nodes and of 2 such nodes
+// (tests/data/validation/collectives.json) against the time Strata's DES gives the same collective on the profile
+// the curve's node is, at every measured size. The NVLink fields of the profiles (efficiency.nvlink,
+// efficiency.nvlink_p2p, efficiency.nvlink_sharp, nvlink.latency, nvlink.collective_latency) and the A100 profiles'
+// nic.latency were fitted on these curves; this test keeps the fit true and writes the table between the collectives
+// markers of docs/validation.md. A curve with a known gap is shown with its reason and not held to the tolerance.
 
 #include <catch2/catch.hpp>
 

@@ -150,7 +150,8 @@ std::vector<LinkId> PlatformLayout::route(const Device& src, const Device& dst, 
   if (src.kind == DeviceKind::gpu && dst.kind == DeviceKind::gpu) {
     auto links = send_side(src.index, remote);
     if (in_switch) {
-      if (remote || hw_.nvlink_bandwidth.value <= 0) throw std::logic_error("an all-reduce in a switch it cannot reach");
+      if (remote || hw_.nvlink_bandwidth.value <= 0)
+        throw std::logic_error("an all-reduce in a switch it cannot reach");
       links.push_back(id(src.index / per_node_gpus_, switch_reduce, src.index % per_node_gpus_));
     }
     auto rx = receive_side(dst.index, remote);

@@ -54,8 +54,8 @@ class PlatformLayout {
   std::int64_t node_of(std::int64_t rank) const { return rank / per_node_gpus_; }
 
  private:
-  enum Slot : int { nvlink_tx, nvlink_rx, switch_reduce, pcie_tx, pcie_rx, uplink_up, uplink_down, nic_tx, nic_rx, fabric_up,
-                    fabric_down, dram, cxl, ssd_read, ssd_write, store_client, slot_count };
+  enum Slot : int { nvlink_tx, nvlink_rx, switch_reduce, pcie_tx, pcie_rx, uplink_up, uplink_down, nic_tx, nic_rx,
+                    fabric_up, fabric_down, dram, cxl, ssd_read, ssd_write, store_client, slot_count };
   LinkId id(std::int64_t node, Slot slot, std::int64_t index = 0) const;
   std::pair<Slot, std::int64_t> decode(LinkId id, std::int64_t& node) const;
   std::int64_t slot_width(Slot s) const;
