@@ -23,6 +23,21 @@ RunResult run(const std::string& name, const std::vector<std::string>& sets) {
   return run_scenario(test::load(name, sets), {ExecutorKind::des, true, false});
 }
 
+/// The scenario's memory estimate and task DAG, every rank simulated.
+struct Built {
+  MemoryEstimate memory;
+  TaskDag dag;
+};
+Built training_dag_of(const Scenario& sc) {
+  const ComputeGraph graph = build_compute_graph(sc.model, {sc.training.seq_len, sc.training.micro_batch_size, 2.0,
+                                                            sc.training.flash_attention});
+  const auto part = partition_layers(static_cast<int>(sc.model.num_layers), static_cast<int>(sc.parallelism.pp),
+                                     static_cast<int>(sc.parallelism.virtual_stages));
+  Built b{estimate_memory(sc, graph, part), {}};
+  b.dag = build_training_dag(sc, graph, part, b.memory, {true, -1, 1});
+  return b;
+}
+
 }  // namespace
 
 TEST_CASE("Checkpoint size: 14 bytes per parameter with fp32 Adam states", "[validation][checkpoint]") {
@@ -153,12 +168,7 @@ TEST_CASE("Near storage: only 16-bit gradients and weights cross PCIe; the fp32 
   // back, both in 16 bits; the update reads and rewrites the fp32 master and moments inside the
   // drives.
   const Scenario sc = test::load("llama-3-70b-h100-csd-near-storage");
-  const ComputeGraph graph = build_compute_graph(sc.model, {sc.training.seq_len, sc.training.micro_batch_size, 2.0,
-                                                            sc.training.flash_attention});
-  const auto part = partition_layers(static_cast<int>(sc.model.num_layers), static_cast<int>(sc.parallelism.pp),
-                                     static_cast<int>(sc.parallelism.virtual_stages));
-  const MemoryEstimate memory = estimate_memory(sc, graph, part);
-  const TaskDag dag = build_training_dag(sc, graph, part, memory, {true, -1, 1});
+  const auto [memory, dag] = training_dag_of(sc);
   const PlatformLayout layout(sc.hardware, sc.gpus);
   const double dp = static_cast<double>(sc.parallelism.dp);
   test::Comparison table("Near storage, Llama 3 70B on 64 H100: bytes per rank and iteration", "B");
@@ -335,17 +345,12 @@ TEST_CASE("Redundant computation runs the successor's forward as the forward run
   // Each micro-batch's redundant forwards, over every stage, rerun every chunk once (each chunk's
   // successor is another chunk): their compute equals the forward's, the SMs the overlapped TP
   // collectives hold included (not on a block's CP ring steps, which it does not slow).
-  for (const std::vector<std::string> sets :
+  for (const std::vector<std::string>& sets :
        {std::vector<std::string>{"training.overlap_tp_comm=false"}, {"training.overlap_tp_comm=true"},
         {"training.overlap_tp_comm=true", "parallelism.cp=2", "parallelism.dp=1"}}) {
     const Scenario sc = test::load("llama-3-70b-h100-cxl-redundant-compute", sets);
     INFO(fmt::format("{}", fmt::join(sets, " ")));
-    const ComputeGraph graph = build_compute_graph(sc.model, {sc.training.seq_len, sc.training.micro_batch_size, 2.0,
-                                                              sc.training.flash_attention});
-    const auto part = partition_layers(static_cast<int>(sc.model.num_layers), static_cast<int>(sc.parallelism.pp),
-                                       static_cast<int>(sc.parallelism.virtual_stages));
-    const MemoryEstimate memory = estimate_memory(sc, graph, part);
-    const TaskDag dag = build_training_dag(sc, graph, part, memory, {true, -1, 1});
+    const TaskDag dag = training_dag_of(sc).dag;
     std::map<std::int32_t, double> forward, redundant;  // compute seconds per micro-batch
     for (const Task& t : dag.tasks) {
       if (t.iteration != 0 || t.microbatch < 0) continue;
