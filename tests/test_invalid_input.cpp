@@ -96,7 +96,8 @@ TEST_CASE("Invalid scenarios give one pinned line per error", "[input]") {
        "\"10 min\" greater than 0)"},
       {"unknown key", with(base(), "/training/seq_length", 2048), {},
        "inline.json: /training/seq_length: unknown key (got \"seq_length\", expected one of: seq_len, "
-       "micro_batch_size, global_batch_size, precision, grad_precision, state_precision, optimizer, "
+       "micro_batch_size, global_batch_size, precision, grad_precision, state_precision, param_precision, "
+       "optimizer, "
        "iterations, flash_attention, framework, attention_kernel, overlap_grad_reduce, overlap_param_gather, "
        "align_param_gather, overlap_tp_comm, tp_overlap_method, sequence_parallel_style, fp8_scaling, "
        "overlap_p2p_comm, async_tp_backward, "
@@ -208,6 +209,12 @@ TEST_CASE("Invalid scenarios give one pinned line per error", "[input]") {
       {"gradients narrower than compute", with(base(), "/training/grad_precision", "fp8"), {},
        "inline.json: /training/grad_precision: fp8 is narrower than the compute precision bf16 (expected bf16 or "
        "wider)"},
+      {"parameters in another 16-bit type", with(base(), "/training/param_precision", "fp16"), {},
+       "inline.json: /training/param_precision: fp16 does not go with precision bf16 (expected bf16, or fp32 for "
+       "autocast over fp32 parameters)"},
+      {"autocast with fp32 compute", base(), {"training.precision=fp32", "training.param_precision=bf16"},
+       "--set training.param_precision=bf16: /training/param_precision: bf16 does not go with precision fp32 "
+       "(expected fp32)"},
       {"near storage without computational SSDs",
        with(base(), "/checkpoint", {{"strategy", "near_storage"}, {"tiers", {"local_ssd", "object_store"}}}), {},
        "inline.json: /checkpoint/strategy: near_storage runs the optimizer on the SSDs: hardware dgx-a100-80g needs "

@@ -107,6 +107,13 @@ const ParamTable kTraining = {
      .choices = precision_names(), .optional = true},
     {.key = "state_precision", .kind = ParamKind::choice, .default_value = "fp32",
      .doc = "optimizer master weights and moments", .choices = {"fp32", "bf16", "fp16"}},
+    {.key = "param_precision", .kind = ParamKind::choice,
+     .doc = "dtype the parameters are stored and gathered in; default = precision (16 bits under fp8), the "
+            "optimizer keeping an fp32 master copy; fp32 under bf16/fp16 = PyTorch AMP (torch.autocast over "
+            "fp32 parameters: Lightning bf16-mixed, HF Trainer bf16): no master copy, ZeRO-3/FSDP gathers 4 bytes "
+            "per parameter, each linear casts its weight every forward and keeps the cast for its backward, and "
+            "gradients default to fp32",
+     .choices = {"fp32", "bf16", "fp16"}, .optional = true},
     {.key = "optimizer", .kind = ParamKind::choice, .default_value = "adam",
      .doc = "adam: master + 2 moments; sgd: master + momentum", .choices = {"adam", "sgd"}},
     {.key = "iterations", .kind = ParamKind::integer, .default_value = 2,
@@ -323,6 +330,13 @@ const ParamTable kFailures = {
      .max = 100000},
 };
 
+/// The dtype a compute precision's parameters are kept in without autocast: fp8 training keeps 16-bit
+/// weights (Transformer Engine casts per GEMM), tf32 is a compute mode over fp32.
+Precision stored_precision(Precision compute) {
+  if (compute == Precision::fp8) return Precision::bf16;
+  return compute == Precision::tf32 ? Precision::fp32 : compute;
+}
+
 Precision precision_or(const std::string& s, Precision fallback) {
   return precision_from_string(s).value_or(fallback);
 }
@@ -509,6 +523,17 @@ void check_cross_fields(Scenario& sc, ObjectReader& top, ObjectReader& tr, Objec
     tr.error("precision", fmt::format("{} is not supported by {} (no gpu.peak_tflops.{})",
                                       to_string(t.precision), hw.gpu.model, to_string(t.precision)));
 
+  // Parameters are the compute precision's, or fp32 with autocast computing in bf16 or fp16.
+  const Precision stored = stored_precision(t.precision);
+  const bool sixteen_bit = t.precision == Precision::bf16 || t.precision == Precision::fp16;
+  if (t.param_precision != stored && !(t.autocast() && sixteen_bit))
+    tr.error("param_precision",
+             fmt::format("{} does not go with precision {} (expected {}{})", to_string(t.param_precision),
+                         to_string(t.precision), to_string(stored),
+                         sixteen_bit ? ", or fp32 for autocast over fp32 parameters" : ""));
+  if (t.autocast() && p.ep > 1)
+    tr.error("param_precision", fmt::format("fp32 (autocast over fp32 parameters) is not modelled with expert "
+                                            "parallelism (ep={}; expected the default, {})", p.ep, to_string(stored)));
   if (bytes_per_element(t.grad_precision) < bytes_per_element(t.precision))
     tr.error("grad_precision", fmt::format("{} is narrower than the compute precision {} (expected {} or wider)",
                                            to_string(t.grad_precision), to_string(t.precision),
@@ -588,8 +613,11 @@ Scenario parse_scenario(const json& doc, const SourceMap& sources) {
   t.micro_batch_size = tr.integer("micro_batch_size");
   t.global_batch_size = tr.integer("global_batch_size");
   t.precision = precision_or(tr.choice("precision"), Precision::bf16);
-  t.grad_precision = tr.has("grad_precision") ? precision_or(tr.choice("grad_precision"), t.precision)
-                                              : t.precision;
+  const Precision stored = stored_precision(t.precision);
+  t.param_precision = tr.has("param_precision") ? precision_or(tr.choice("param_precision"), stored) : stored;
+  // Autocast's gradients land in the parameters' dtype.
+  const Precision gradients = t.autocast() ? t.param_precision : t.precision;
+  t.grad_precision = tr.has("grad_precision") ? precision_or(tr.choice("grad_precision"), gradients) : gradients;
   t.state_precision = precision_or(tr.choice("state_precision"), Precision::fp32);
   t.optimizer = tr.choice("optimizer") == "sgd" ? Optimizer::sgd : Optimizer::adam;
   t.iterations = tr.integer("iterations");
@@ -804,6 +832,10 @@ Scenario parse_scenario(const json& doc, const SourceMap& sources) {
     check_cross_fields(sc, top, tr, par, off);
   diag.throw_if_any();
   return sc;
+}
+
+bool TrainingSpec::autocast() const {
+  return bytes_per_element(param_precision) > std::max(2.0, bytes_per_element(precision));
 }
 
 bool Scenario::per_op_checkpointing_blocks() const {

@@ -56,6 +56,15 @@ struct TrainingSpec {
   Precision precision = Precision::bf16;
   Precision grad_precision = Precision::bf16;
   Precision state_precision = Precision::fp32;
+  /// The dtype the model's parameters are stored and gathered in. Its default, the compute precision
+  /// (16 bits under fp8), is mixed precision as Megatron, DeepSpeed and FSDP's param_dtype run it: the
+  /// optimizer keeps an fp32 master copy. fp32 under a 16-bit compute precision is PyTorch's
+  /// automatic mixed precision (torch.autocast over fp32 parameters): see autocast().
+  Precision param_precision = Precision::bf16;
+  /// torch.autocast over parameters wider than the compute precision: the parameters are the
+  /// optimizer's master copy, and each linear casts its weight for every forward and keeps the cast
+  /// for its backward.
+  bool autocast() const;
   Optimizer optimizer = Optimizer::adam;
   std::int64_t iterations = 2;
   bool flash_attention = true;

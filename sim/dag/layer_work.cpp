@@ -86,6 +86,20 @@ double gathered_output_gradient_bytes(const Scenario& sc) {
   return gathered_input_bytes(sc);
 }
 
+namespace {
+
+/// Autocast over fp32 parameters (TrainingSpec::autocast): each matmul reads its weight through a cast
+/// to the compute precision every forward (read the parameter, write the cast), and the cast's
+/// backward turns the weight gradient back into the parameters' dtype (read, write); per TP rank.
+OpBytes autocast_weight_casts(const TrainingSpec& training, const Op& op, double tp) {
+  if (!training.autocast() || op.gemms.empty()) return {};
+  const double elements = op.params_split / tp + op.params_replicated;
+  const double per_element = bytes_per_element(training.param_precision) + bytes_per_element(training.precision);
+  return {elements * per_element, elements * per_element};
+}
+
+}  // namespace
+
 std::vector<LayerWork> layer_work(const Scenario& sc, const ComputeGraph& graph, EndsWork ends) {
   const int L = static_cast<int>(sc.model.num_layers);
   const double t = static_cast<double>(sc.parallelism.tp);
@@ -132,14 +146,21 @@ std::vector<LayerWork> layer_work(const Scenario& sc, const ComputeGraph& graph,
     const double backward_traffic = op.backward_memory_traffic
                                         ? rank_bytes({"", *op.backward_memory_traffic, op.traffic_split}, policy)
                                         : kBackwardTrafficFactor * traffic;
-    // fp8 training's quantization passes (op_seconds times them itself).
-    const OpBytes quantization = kernels.quantization_traffic(op, op_tp);
+    // fp8 training's quantization passes (op_seconds times them itself) and autocast's weight casts,
+    // each a kernel per weight (timed below).
+    const OpBytes casts = autocast_weight_casts(sc.training, op, op_tp);
+    OpBytes quantization = kernels.quantization_traffic(op, op_tp);
+    quantization.forward += casts.forward;
+    quantization.backward += casts.backward;
     w.fwd_flops += op.forward_flops / flops_div;
     w.bwd_flops += op.backward_flops / flops_div;
     w.fwd_bytes += traffic + quantization.forward;
     w.transient = std::max(w.transient, rank_bytes({"", op.transient_bytes, op.traffic_split}, policy));
     w.bwd_bytes += backward_traffic + quantization.backward;
     OpSeconds sec = kernels.op_seconds(op, op_tp, traffic, backward_traffic);
+    const double cast_kernels = casts.forward > 0.0 ? static_cast<double>(op.gemms.size()) : 0.0;
+    sec.forward += kernels.memory_seconds(casts.forward, cast_kernels);
+    sec.backward += kernels.memory_seconds(casts.backward, cast_kernels);
     if (cp > 1 && in_block && op.kind == OpKind::attention_core) {
       const OpSeconds rest = graph_op.fused_attention
                                  ? OpSeconds{kernels.memory_seconds(traffic, 1.0),

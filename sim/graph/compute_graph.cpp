@@ -523,6 +523,20 @@ class GraphBuilder {
 
 ComputeGraph build_compute_graph(const ModelSpec& model, const GraphShape& shape) {
   ComputeGraph g = GraphBuilder(model, shape).build();
+  // Under autocast every matmul reads its weight through a cast to the compute precision, and
+  // autograd keeps what the matmul read (the cast) until its backward (PyTorch's autocast_mode.cpp
+  // caches "FP16 casts of FP32 model weights"; docs/references.md). Norms and the embedding use their
+  // fp32 weights directly.
+  if (shape.autocast_weight_bytes > 0.0)
+    for (auto v : boost::make_iterator_range(boost::vertices(g))) {
+      Op& op = g[v];
+      if (op.gemms.empty() || op.params() <= 0.0) continue;
+      const double b = shape.autocast_weight_bytes;
+      if (op.params_split > 0.0)
+        op.saved.push_back({"weight cast (autocast)", b * op.params_split, Split::tensor, false, false, true});
+      if (op.params_replicated > 0.0)
+        op.saved.push_back({"weight cast (autocast)", b * op.params_replicated, Split::replicated, false, false, true});
+    }
   topological_order(g);  // throws on a cycle
   return g;
 }

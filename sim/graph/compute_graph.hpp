@@ -76,6 +76,9 @@ struct SavedTensor {
   bool attention_core_only = false;
   /// The block's input: all that full recomputation keeps.
   bool block_input = false;
+  /// A copy of the op's weights (autocast's cast), not of its tokens: context parallelism does not
+  /// divide it.
+  bool weights = false;
 };
 
 struct Op {
@@ -161,6 +164,9 @@ struct GraphShape {
   /// The column-parallel linears keep their all-gathered input, whole on every TP rank, rather than
   /// its sequence shard (SequenceParallelStyle::dtensor: autograd saves what the matmul read).
   bool gathered_linear_inputs = false;
+  /// Autocast over fp32 parameters (TrainingSpec::autocast): bytes per parameter of the copy of its
+  /// weight each linear casts to the compute precision and keeps for its backward; 0 without autocast.
+  double autocast_weight_bytes = 0.0;
 };
 
 /// Builds the graph and checks it is acyclic (an internal invariant).

@@ -14,7 +14,7 @@ bool kept_for_backward(const SavedTensor& t, Recompute recompute) {
 
 double rank_bytes(const SavedTensor& t, const ActivationPolicy& policy) {
   const double tp = static_cast<double>(policy.tp);
-  const double bytes = t.bytes / static_cast<double>(policy.cp);
+  const double bytes = t.weights ? t.bytes : t.bytes / static_cast<double>(policy.cp);
   switch (t.split) {
     case Split::tensor: return bytes / tp;
     case Split::sequence: return policy.sequence_parallel ? bytes / tp : bytes;
@@ -61,14 +61,16 @@ double layer_activation_bytes(const ComputeGraph& graph, int layer, const Activa
 
 StateBytes state_bytes(const TrainingSpec& t) {
   StateBytes b;
-  // Transformer Engine keeps fp8 models' weights in 16-bit and casts per GEMM.
-  b.weights = t.precision == Precision::fp8 ? 2.0 : bytes_per_element(t.precision);
+  // The parameters' dtype: the compute precision's (Transformer Engine keeps fp8 models' weights in
+  // 16-bit and casts per GEMM), or fp32 under autocast.
+  b.weights = bytes_per_element(t.param_precision);
   b.gradients = bytes_per_element(t.grad_precision);
   // Mixed precision (16-bit or fp8 compute) keeps a master copy of the weights in the state precision
-  // (Micikevicius et al. 2018); fp32 training updates its weights in place. Adam adds two moments,
-  // SGD with momentum one (ZeRO §3.1: K = 12 for fp32 Adam), so 16-bit states halve K.
+  // (Micikevicius et al. 2018); fp32 training, and autocast over fp32 parameters, update the weights in
+  // place. Adam adds two moments, SGD with momentum one (ZeRO §3.1: K = 12 for fp32 Adam), so 16-bit
+  // states halve K.
   const double state = bytes_per_element(t.state_precision);
-  const bool needs_master = bytes_per_element(t.precision) < bytes_per_element(Precision::fp32);
+  const bool needs_master = b.weights < bytes_per_element(Precision::fp32);
   const double moments = t.optimizer == Optimizer::adam ? 2.0 : 1.0;
   b.master = needs_master ? state : 0.0;
   b.optimizer = b.master + moments * state;

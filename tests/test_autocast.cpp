@@ -1,0 +1,132 @@
+// Automatic mixed precision over fp32 parameters (training.param_precision fp32 under a 16-bit
+// precision; TrainingSpec::autocast): the model states, the weight casts each linear keeps for its
+// backward, and the passes that make them, against closed forms from the graph.
+
+#include <catch2/catch.hpp>
+
+#include "sim/analysis/run.hpp"
+#include "sim/dag/layer_work.hpp"
+#include "sim/graph/kernel_costs.hpp"
+#include "sim/graph/memory_model.hpp"
+#include "support.hpp"
+
+using namespace strata;
+using nlohmann::json;
+
+namespace {
+
+// Llama 3 8B on one DGX A100 under FSDP (ZeRO-3), one sequence per GPU, no recomputation.
+json fsdp_8b() {
+  return {{"model", "llama-3-8b"},
+          {"hardware", "dgx-a100-80g"},
+          {"gpus", 8},
+          {"training",
+           {{"seq_len", 2048}, {"micro_batch_size", 1}, {"global_batch_size", 8}, {"framework", "pytorch-fsdp"}}},
+          {"parallelism", {{"zero_stage", 3}}},
+          {"memory", {{"recompute", "none"}}}};
+}
+
+const std::string kAutocast = "training.param_precision=fp32";
+
+ComputeGraph graph_of(const Scenario& sc) {
+  GraphShape shape{.seq_len = sc.training.seq_len, .micro_batch = sc.training.micro_batch_size};
+  shape.eager_elementwise = !sc.training.behaviour.fused_elementwise;
+  shape.cross_entropy = sc.training.behaviour.cross_entropy;
+  return build_compute_graph(sc.model, shape);
+}
+
+/// Elements of the weights the matmuls of ops `in` read on one TP rank.
+template <class Pred>
+double matmul_weights(const ComputeGraph& g, double tp, Pred in) {
+  double total = 0.0;
+  for (auto v : boost::make_iterator_range(boost::vertices(g)))
+    if (!g[v].gemms.empty() && in(g[v])) total += g[v].params_split / tp + g[v].params_replicated;
+  return total;
+}
+
+const StageMemory& stage0(const RunResult& r) { return r.memory.stages.front(); }
+
+}  // namespace
+
+TEST_CASE("Autocast: fp32 parameters are the optimizer's master copy, gathered and stored at 4 bytes", "[autocast]") {
+  const Scenario mixed = test::load_inline(fsdp_8b());
+  const Scenario amp = test::load_inline(fsdp_8b(), {kAutocast});
+  REQUIRE_FALSE(mixed.training.autocast());
+  REQUIRE(amp.training.autocast());
+  // Mixed precision: 16-bit weights and gradients, an fp32 master copy and two moments (ZeRO §3.1).
+  const StateBytes m = state_bytes(mixed.training);
+  CHECK(m.weights == 2.0);
+  CHECK(m.gradients == 2.0);
+  CHECK(m.master == 4.0);
+  CHECK(m.optimizer == 12.0);
+  // Autocast: the fp32 parameters are what the optimizer updates; their gradients land in fp32.
+  const StateBytes a = state_bytes(amp.training);
+  CHECK(a.weights == 4.0);
+  CHECK(a.gradients == 4.0);
+  CHECK(a.master == 0.0);
+  CHECK(a.optimizer == 8.0);
+  // Per GPU under ZeRO-3 every state is a 1/8 shard of the same parameters.
+  const RunResult rm = estimate_scenario(mixed), ra = estimate_scenario(amp);
+  const double shard = stage0(rm).all_parameters / 8.0;
+  CHECK(stage0(rm).hbm.params == Approx(2.0 * shard));
+  CHECK(stage0(ra).hbm.params == Approx(4.0 * shard));
+  CHECK(stage0(ra).hbm.optimizer == Approx(8.0 * shard));
+  CHECK(stage0(rm).hbm.optimizer == Approx(12.0 * shard));
+  // The run says how far the autocast model has been checked, and what it leaves out.
+  bool warned = false;
+  for (const std::string& w : ra.confidence.warnings) warned |= w.find("autocast over fp32 parameters") == 0;
+  CHECK(warned);
+}
+
+TEST_CASE("Autocast: each linear keeps its weight's 16-bit cast until its backward", "[autocast][activations]") {
+  const Scenario mixed = test::load_inline(fsdp_8b());
+  const Scenario amp = test::load_inline(fsdp_8b(), {kAutocast});
+  const ComputeGraph g = graph_of(mixed);
+  const auto every = [](const Op&) { return true; };
+  // One micro-batch in flight (no pipeline): every matmul's weight once, at 2 bytes, the LM head's too.
+  const double casts = 2.0 * matmul_weights(g, 1.0, every);
+  CHECK(stage0(estimate_scenario(amp)).hbm.activations - stage0(estimate_scenario(mixed)).hbm.activations ==
+        Approx(casts));
+
+  SECTION("full recomputation keeps a block's input only: the casts left are the LM head's") {
+    const Scenario full = test::load_inline(fsdp_8b(), {"memory.recompute=full"});
+    const Scenario full_amp = test::load_inline(fsdp_8b(), {"memory.recompute=full", kAutocast});
+    const double head = 2.0 * matmul_weights(g, 1.0, [](const Op& op) { return op.kind == OpKind::lm_head; });
+    CHECK(stage0(estimate_scenario(full_amp)).hbm.activations - stage0(estimate_scenario(full)).hbm.activations ==
+          Approx(head));
+  }
+  SECTION("context parallelism divides the tokens, not the weights") {
+    const std::vector<std::string> cp = {"parallelism.cp=2", "training.framework=megatron-core",
+                                         "training.global_batch_size=4"};
+    std::vector<std::string> cp_amp = cp;
+    cp_amp.push_back(kAutocast);
+    const double delta = stage0(estimate_scenario(test::load_inline(fsdp_8b(), cp_amp))).hbm.activations -
+                         stage0(estimate_scenario(test::load_inline(fsdp_8b(), cp))).hbm.activations;
+    CHECK(delta == Approx(casts));
+  }
+}
+
+TEST_CASE("Autocast: every forward casts each weight and every backward casts its gradient back", "[autocast]") {
+  const Scenario mixed = test::load_inline(fsdp_8b());
+  const Scenario amp = test::load_inline(fsdp_8b(), {kAutocast});
+  const ComputeGraph g = graph_of(mixed);
+  const std::vector<LayerWork> before = layer_work(mixed, g), after = layer_work(amp, g);
+  const KernelCosts kernels(amp.hardware, amp.training.precision, amp.training.behaviour);
+  // Block 0: read 4 bytes and write 2 per weight forward, read 2 and write 4 backward; a kernel per weight.
+  double seconds = 0.0, bytes = 0.0;
+  for (auto v : boost::make_iterator_range(boost::vertices(g))) {
+    const Op& op = g[v];
+    if (op.layer != 0 || op.gemms.empty()) continue;
+    const double moved = 6.0 * (op.params_split + op.params_replicated);
+    bytes += moved;
+    seconds += kernels.memory_seconds(moved, static_cast<double>(op.gemms.size()));
+  }
+  REQUIRE(bytes > 0.0);
+  CHECK(after[0].fwd_bytes - before[0].fwd_bytes == Approx(bytes));
+  CHECK(after[0].bwd_bytes - before[0].bwd_bytes == Approx(bytes));
+  CHECK(after[0].fwd_s - before[0].fwd_s == Approx(seconds));
+  CHECK(after[0].bwd_s - before[0].bwd_s == Approx(seconds));
+  // Without autocast nothing changes: the default parameters are the compute precision's.
+  const Scenario explicit_default = test::load_inline(fsdp_8b(), {"training.param_precision=bf16"});
+  CHECK(layer_work(explicit_default, g)[0].fwd_s == before[0].fwd_s);
+}
