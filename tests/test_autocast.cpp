@@ -6,8 +6,10 @@
 
 #include "sim/analysis/run.hpp"
 #include "sim/dag/layer_work.hpp"
+#include "sim/dag/training_dag.hpp"
 #include "sim/graph/kernel_costs.hpp"
 #include "sim/graph/memory_model.hpp"
+#include "sim/graph/pipeline_partition.hpp"
 #include "support.hpp"
 
 using namespace strata;
@@ -46,9 +48,22 @@ double matmul_weights(const ComputeGraph& g, double tp, Pred in) {
 
 const StageMemory& stage0(const RunResult& r) { return r.memory.stages.front(); }
 
+/// Bytes rank 0's ZeRO-3 parameter gathers move in one iteration.
+double gathered_bytes(const Scenario& sc) {
+  const ComputeGraph g = graph_of(sc);
+  const auto part = partition_layers(static_cast<int>(sc.model.num_layers), 1, 1);
+  const TaskDag dag = build_training_dag(sc, g, part, estimate_memory(sc, g, part), {true, -1, 1});
+  double bytes = 0.0;
+  for (const Task& t : dag.tasks)
+    if (t.kind == TaskKind::param_gather && t.rank() == 0)
+      for (const Flow& f : t.flows) bytes += f.bytes;
+  return bytes;
+}
+
 }  // namespace
 
-TEST_CASE("Autocast: fp32 parameters are the optimizer's master copy, gathered and stored at 4 bytes", "[autocast]") {
+TEST_CASE("Autocast: fp32 parameters are the optimizer's master copy, gathered and stored at 4 bytes",
+          "[autocast]") {
   const Scenario mixed = test::load_inline(fsdp_8b());
   const Scenario amp = test::load_inline(fsdp_8b(), {kAutocast});
   REQUIRE_FALSE(mixed.training.autocast());
@@ -72,6 +87,11 @@ TEST_CASE("Autocast: fp32 parameters are the optimizer's master copy, gathered a
   CHECK(stage0(ra).hbm.params == Approx(4.0 * shard));
   CHECK(stage0(ra).hbm.optimizer == Approx(8.0 * shard));
   CHECK(stage0(rm).hbm.optimizer == Approx(12.0 * shard));
+  // Adam updates the fp32 parameters in place: it reads them as well as writing them.
+  CHECK(adam_step_bytes(a) == 2.0 * 8.0 + 4.0 + 4.0 + 4.0);
+  CHECK(adam_step_bytes(m) == 2.0 * 12.0 + 2.0 + 2.0);
+  // The gathers carry the fp32 parameters: twice the bytes of 16-bit ones.
+  CHECK(gathered_bytes(amp) == Approx(2.0 * gathered_bytes(mixed)));
   // The run says how far the autocast model has been checked, and what it leaves out.
   bool warned = false;
   for (const std::string& w : ra.confidence.warnings) warned |= w.find("autocast over fp32 parameters") == 0;
@@ -126,7 +146,38 @@ TEST_CASE("Autocast: every forward casts each weight and every backward casts it
   CHECK(after[0].bwd_bytes - before[0].bwd_bytes == Approx(bytes));
   CHECK(after[0].fwd_s - before[0].fwd_s == Approx(seconds));
   CHECK(after[0].bwd_s - before[0].bwd_s == Approx(seconds));
+  SECTION("per-op checkpointing keeps no cast: each is made again before its backward") {
+    const Scenario sac = test::load_inline(fsdp_8b(), {"memory.recompute=selective"});
+    const Scenario sac_amp = test::load_inline(fsdp_8b(), {"memory.recompute=selective", kAutocast});
+    REQUIRE(sac.training.behaviour.selective_recompute == SelectiveRecompute::every_other_matmul);
+    const LayerWork kept = layer_work(sac, g)[0], recast = layer_work(sac_amp, g)[0];
+    // Each rerun cast is the forward's: read 4 bytes, write 2, a kernel per weight.
+    CHECK(recast.rerun_bytes - kept.rerun_bytes == Approx(bytes));
+    CHECK(recast.rerun_s - kept.rerun_s == Approx(seconds));
+  }
+  SECTION("DeepSpeed below ZeRO-2 adds each fp32 gradient into its buffer: no BF16_Optimizer cast") {
+    json ds = fsdp_8b();
+    ds["training"]["framework"] = "deepspeed";
+    ds["parallelism"]["zero_stage"] = 1;
+    const Scenario bf16 = test::load_inline(ds, {"training.grad_precision=fp32"});
+    const Scenario fp32 = test::load_inline(ds, {kAutocast});
+    CHECK(bf16.training.behaviour.grad_accumulation == GradAccumulation::cast_add);
+    CHECK(fp32.training.behaviour.grad_accumulation == GradAccumulation::add);
+    // The gradients are the parameters' fp32 ones, counted once (no 16-bit copy beside them).
+    const RunResult r = estimate_scenario(fp32);
+    CHECK(stage0(r).hbm.gradients == Approx(4.0 * stage0(r).parameters));
+  }
   // Without autocast nothing changes: the default parameters are the compute precision's.
   const Scenario explicit_default = test::load_inline(fsdp_8b(), {"training.param_precision=bf16"});
   CHECK(layer_work(explicit_default, g)[0].fwd_s == before[0].fwd_s);
+}
+
+TEST_CASE("Autocast: the summary's memory line names the parameters' dtype", "[autocast][cli]") {
+  const test::Result r = test::strata_cli("run tests/data/validation/tinyllama-1b-a100-40g-16.json");
+  REQUIRE(r.code == 0);
+  CHECK(r.out.find("offload none, fp32 parameters (autocast)") != std::string::npos);
+  const test::Result mixed =
+      test::strata_cli("run tests/data/validation/tinyllama-1b-a100-40g-16.json --set training.param_precision=bf16");
+  REQUIRE(mixed.code == 0);
+  CHECK(mixed.out.find("(autocast)") == std::string::npos);
 }

@@ -212,9 +212,29 @@ TEST_CASE("Invalid scenarios give one pinned line per error", "[input]") {
       {"parameters in another 16-bit type", with(base(), "/training/param_precision", "fp16"), {},
        "inline.json: /training/param_precision: fp16 does not go with precision bf16 (expected bf16, or fp32 for "
        "autocast over fp32 parameters)"},
-      {"autocast with fp32 compute", base(), {"training.precision=fp32", "training.param_precision=bf16"},
+      {"16-bit parameters under fp32 compute", base(), {"training.precision=fp32", "training.param_precision=bf16"},
        "--set training.param_precision=bf16: /training/param_precision: bf16 does not go with precision fp32 "
        "(expected fp32)"},
+      {"autocast under fp8", base(), {"hardware=dgx-h100", "training.precision=fp8", "training.param_precision=fp32"},
+       "--set training.param_precision=fp32: /training/param_precision: fp32 does not go with precision fp8 "
+       "(expected bf16)"},
+      {"autocast with expert parallelism",
+       {{"model", "mixtral-8x7b"}, {"hardware", "dgx-h100"}, {"gpus", 8},
+        {"training", {{"seq_len", 2048}, {"global_batch_size", 8}, {"param_precision", "fp32"}}},
+        {"parallelism", {{"ep", 8}}}},
+       {},
+       "inline.json: /training/param_precision: fp32 (autocast over fp32 parameters) is not modelled with expert "
+       "parallelism (ep=8; expected the default, bf16)"},
+      {"autocast with the optimizer offloaded", with(base(), "/parallelism/distributed_optimizer", true),
+       {"memory.offload.optimizer=cpu", "training.param_precision=fp32"},
+       "--set training.param_precision=fp32: /training/param_precision: fp32 (autocast over fp32 parameters) is not "
+       "modelled with the optimizer offloaded to dram (the step would need the fp32 parameters there; expected the "
+       "default, bf16)"},
+      {"autocast with cast-add accumulation", base(), {"training.param_precision=fp32",
+                                                       "training.grad_accumulation=cast-add"},
+       "--set training.grad_accumulation=cast-add: /training/grad_accumulation: cast-add casts 16-bit gradients to "
+       "fp32 (DeepSpeed's BF16_Optimizer); under autocast over fp32 parameters they arrive in fp32 (expected none "
+       "or add)"},
       {"near storage without computational SSDs",
        with(base(), "/checkpoint", {{"strategy", "near_storage"}, {"tiers", {"local_ssd", "object_store"}}}), {},
        "inline.json: /checkpoint/strategy: near_storage runs the optimizer on the SSDs: hardware dgx-a100-80g needs "

@@ -85,6 +85,7 @@ TEST_CASE("ZeRO model-state formulas reproduce the published Table 1 cells", "[v
                         {1e12, 3, 1024, 15.6, 0.1}};
   TrainingSpec fp16_adam;
   fp16_adam.precision = Precision::fp16;
+  fp16_adam.param_precision = Precision::fp16;
   fp16_adam.grad_precision = Precision::fp16;
   const StateBytes b = state_bytes(fp16_adam);
   REQUIRE(b.weights + b.gradients + b.optimizer == 16.0);  // ZeRO §3.1: 2 + 2 + 12

@@ -531,9 +531,21 @@ void check_cross_fields(Scenario& sc, ObjectReader& top, ObjectReader& tr, Objec
              fmt::format("{} does not go with precision {} (expected {}{})", to_string(t.param_precision),
                          to_string(t.precision), to_string(stored),
                          sixteen_bit ? ", or fp32 for autocast over fp32 parameters" : ""));
-  if (t.autocast() && p.ep > 1)
+  else if (t.autocast() && p.ep > 1)
     tr.error("param_precision", fmt::format("fp32 (autocast over fp32 parameters) is not modelled with expert "
                                             "parallelism (ep={}; expected the default, {})", p.ep, to_string(stored)));
+  else if (t.autocast() && sc.memory.offload.optimizer != Tier::none)
+    tr.error("param_precision", fmt::format("fp32 (autocast over fp32 parameters) is not modelled with the "
+                                            "optimizer offloaded to {} (the step would need the fp32 parameters "
+                                            "there; expected the default, {})",
+                                            to_string(sc.memory.offload.optimizer), to_string(stored)));
+  else if (t.autocast() && sc.checkpoint.enabled && behaviour(sc.checkpoint.strategy).optimizer_on_ssd)
+    tr.error("param_precision", fmt::format("fp32 (autocast over fp32 parameters) is not modelled with the "
+                                            "near_storage checkpoint strategy (its optimizer step runs on the SSDs; "
+                                            "expected the default, {})", to_string(stored)));
+  if (t.autocast() && t.behaviour.grad_accumulation == GradAccumulation::cast_add)
+    tr.error("grad_accumulation", "cast-add casts 16-bit gradients to fp32 (DeepSpeed's BF16_Optimizer); under "
+                                  "autocast over fp32 parameters they arrive in fp32 (expected none or add)");
   if (bytes_per_element(t.grad_precision) < bytes_per_element(t.precision))
     tr.error("grad_precision", fmt::format("{} is narrower than the compute precision {} (expected {} or wider)",
                                            to_string(t.grad_precision), to_string(t.precision),
@@ -668,7 +680,8 @@ Scenario parse_scenario(const json& doc, const SourceMap& sources) {
   // The framework preset, then the scenario's own overrides of it.
   t.behaviour = preset(t.framework, {.zero_stage = p.zero_stage,
                                      .interleaved = p.interleaved(),
-                                     .bf16 = t.precision == Precision::bf16,
+                                     // Weights kept in bf16 (DeepSpeed's BF16_Optimizer); not autocast's.
+                                     .bf16 = t.param_precision == Precision::bf16,
                                      .fp32_gradients = t.grad_precision == Precision::fp32,
                                      .optimizer_offloaded = sc.memory.offload.optimizer != Tier::none,
                                      .per_op_checkpointing = sc.per_op_checkpointing_modelled()});

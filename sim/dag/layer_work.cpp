@@ -227,6 +227,10 @@ std::vector<LayerWork> layer_work(const Scenario& sc, const ComputeGraph& graph,
         w.rerun_bytes += traffic + share * kernels.rerun_quantization_bytes(op, t);
         w.rerun_s += share * kernels.rerun_forward_seconds(op, t) + kernels.memory_seconds(traffic, 1.0);
       }
+      // Autocast's weight casts are not on the save list: every matmul's is made again before its
+      // backward, the kept matmuls' too (their input gradient reads the 16-bit weight).
+      w.rerun_bytes += casts.forward;
+      w.rerun_s += kernels.memory_seconds(casts.forward, cast_kernels);
     }
     if (!(op.shares_embedding && sc.parallelism.pp == 1)) {
       w.params += op.params_split / op_tp + op.params_replicated;
@@ -260,10 +264,12 @@ std::vector<LayerWork> layer_work(const Scenario& sc, const ComputeGraph& graph,
   // micro-batch's gradients are reduce-scattered instead (sim/dag/data_parallel_emitter).
   const GradAccumulation accumulation = sc.training.behaviour.grad_accumulation;
   if (accumulation != GradAccumulation::none && sc.parallelism.zero_stage < 2) {
-    // Weight gradients come out of the GEMMs in 16 bits at least (fp8 GEMMs write bf16 gradients).
-    const double per_param =
-        accumulation_bytes_per_parameter(accumulation, std::max(2.0, bytes_per_element(sc.training.precision)),
-                                         std::max(2.0, bytes_per_element(sc.training.grad_precision)));
+    // Weight gradients come out of the GEMMs in 16 bits at least (fp8 GEMMs write bf16 gradients);
+    // under autocast the cast's backward has already made them fp32.
+    const double produced = sc.training.autocast() ? bytes_per_element(sc.training.param_precision)
+                                                   : std::max(2.0, bytes_per_element(sc.training.precision));
+    const double per_param = accumulation_bytes_per_parameter(
+        accumulation, produced, std::max(2.0, bytes_per_element(sc.training.grad_precision)));
     for (std::size_t e = 0; e < work.size(); ++e) {
       const double bytes = work[e].params * per_param;
       work[e].bwd_bytes += bytes;

@@ -26,11 +26,11 @@ void OptimizerEmitter::step(int stage) {
   if (plan_.near_storage) {
     ids = offload_.storage_optimizer(stage, params, deps);
   } else if (tier == Tier::none) {
-    // Adam reads and writes its states, reads the gradient and writes the compute-precision weights.
-    // A mixed-precision step makes three more passes (Megatron-LM's MixedPrecisionOptimizer.step,
-    // megatron/optimizer/optimizer.py): the gradient-norm clipping reads the gradients, the master ->
-    // model copy re-reads the master weights, and zero_grad writes the gradient buffer.
-    const double adam = 2.0 * states.optimizer + states.gradients + states.weights;
+    // Adam (adam_step_bytes). A mixed-precision step makes three more passes (Megatron-LM's
+    // MixedPrecisionOptimizer.step, megatron/optimizer/optimizer.py): the gradient-norm clipping reads
+    // the gradients, the master -> model copy re-reads the master weights, and zero_grad writes the
+    // gradient buffer.
+    const double adam = adam_step_bytes(states);
     const double per_param = adam + 2.0 * states.gradients + states.master;
     ids = ctx_.per_lane(stage, TaskKind::optimizer, {0, -1, -1}, {.bytes = per_param * params}, {}, {}, deps);
     if (params_tier != Tier::none)  // the updated shard goes back to where the parameters live

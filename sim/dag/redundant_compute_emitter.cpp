@@ -66,7 +66,7 @@ void RedundantComputeEmitter::step(int stage) {
   }
   DagContext::Frontier deps = last;
   for (std::size_t i = 0; i < lanes.size(); ++i) deps[i].push_back(received[i]);
-  const double per_param = 2.0 * states_.optimizer + states_.gradients + states_.weights;
+  const double per_param = adam_step_bytes(states_);
   last = DagContext::frontier_of(
       ctx_.per_lane(stage, TaskKind::redundant, {0, -1, -1}, {.bytes = per_param * params}, {}, {}, deps));
 }

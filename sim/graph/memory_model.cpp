@@ -77,6 +77,10 @@ StateBytes state_bytes(const TrainingSpec& t) {
   return b;
 }
 
+double adam_step_bytes(const StateBytes& s) {
+  return 2.0 * s.optimizer + s.gradients + s.weights + (s.master > 0.0 ? 0.0 : s.weights);
+}
+
 double microbatches_in_flight(const Scenario& sc, int stage) {
   const double m = static_cast<double>(sc.num_microbatches());
   const double p = static_cast<double>(sc.parallelism.pp);

@@ -55,6 +55,10 @@ struct StateBytes {
   double master = 4.0;  ///< of `optimizer`, the master copy of the weights (0 without mixed precision)
 };
 StateBytes state_bytes(const TrainingSpec& training);
+/// HBM bytes per parameter of an Adam step on the GPU: it reads and writes its states, reads the
+/// gradient and writes the compute-precision weights; where the weights are themselves the master
+/// copy (fp32 training, autocast over fp32 parameters) it updates them in place, reading them too.
+double adam_step_bytes(const StateBytes& states);
 
 struct MemoryBreakdown {
   double params = 0.0;
