@@ -98,22 +98,28 @@ TEST_CASE("Autocast: fp32 parameters are the optimizer's master copy, gathered a
   CHECK(warned);
 }
 
-TEST_CASE("Autocast: each linear keeps its weight's 16-bit cast until its backward", "[autocast][activations]") {
+TEST_CASE("Autocast: each linear keeps its weight's 16-bit cast until its backward, the norms their fp32 input",
+          "[autocast][activations]") {
   const Scenario mixed = test::load_inline(fsdp_8b());
   const Scenario amp = test::load_inline(fsdp_8b(), {kAutocast});
   const ComputeGraph g = graph_of(mixed);
   const auto every = [](const Op&) { return true; };
   // One micro-batch in flight (no pipeline): every matmul's weight once, at 2 bytes, the LM head's too.
   const double casts = 2.0 * matmul_weights(g, 1.0, every);
+  // The residual stream in fp32: each block's two pre-norms and the final norm keep 4 bytes per
+  // hidden value where 16-bit training keeps 2.
+  const double L = static_cast<double>(mixed.model.num_layers);
+  const double sbh = static_cast<double>(mixed.training.seq_len * mixed.model.hidden_size);
+  const double stream = 2.0 * sbh * (2.0 * L + 1.0);
   CHECK(stage0(estimate_scenario(amp)).hbm.activations - stage0(estimate_scenario(mixed)).hbm.activations ==
-        Approx(casts));
+        Approx(casts + stream));
 
   SECTION("full recomputation keeps a block's input only: the casts left are the LM head's") {
     const Scenario full = test::load_inline(fsdp_8b(), {"memory.recompute=full"});
     const Scenario full_amp = test::load_inline(fsdp_8b(), {"memory.recompute=full", kAutocast});
     const double head = 2.0 * matmul_weights(g, 1.0, [](const Op& op) { return op.kind == OpKind::lm_head; });
     CHECK(stage0(estimate_scenario(full_amp)).hbm.activations - stage0(estimate_scenario(full)).hbm.activations ==
-          Approx(head));
+          Approx(head + 2.0 * sbh * (L + 1.0)));
   }
   SECTION("context parallelism divides the tokens, not the weights") {
     const std::vector<std::string> cp = {"parallelism.cp=2", "training.framework=megatron-core",
@@ -122,8 +128,37 @@ TEST_CASE("Autocast: each linear keeps its weight's 16-bit cast until its backwa
     cp_amp.push_back(kAutocast);
     const double delta = stage0(estimate_scenario(test::load_inline(fsdp_8b(), cp_amp))).hbm.activations -
                          stage0(estimate_scenario(test::load_inline(fsdp_8b(), cp))).hbm.activations;
-    CHECK(delta == Approx(casts));
+    CHECK(delta == Approx(casts + stream / 2.0));
   }
+}
+
+TEST_CASE("Autocast: the residual stream stays fp32 and each norm's output is cast for the linear after it",
+          "[autocast][graph]") {
+  const Scenario sc = test::load_inline(fsdp_8b(), {"training.fused_elementwise=true"});
+  GraphShape shape{.seq_len = sc.training.seq_len, .micro_batch = 1};
+  const ComputeGraph sixteen = build_compute_graph(sc.model, shape);
+  shape.residual_bytes = 4.0;
+  const ComputeGraph stream = build_compute_graph(sc.model, shape);
+  const double sbh = static_cast<double>(sc.training.seq_len * sc.model.hidden_size);
+  const auto op = [](const ComputeGraph& g, const std::string& name) -> const Op& {
+    for (auto v : boost::make_iterator_range(boost::vertices(g)))
+      if (g[v].name == name) return g[v];
+    FAIL("no op " << name);
+    return g[0];
+  };
+  // The fused norm reads and writes 4 bytes, then the QKV linear's cast reads 4 and writes 2.
+  CHECK(op(sixteen, "layer0.attn_norm").memory_traffic == Approx(4.0 * sbh));
+  CHECK(op(stream, "layer0.attn_norm").memory_traffic == Approx(8.0 * sbh + 6.0 * sbh));
+  CHECK(op(stream, "layer0.attn_norm").saved.front().bytes == Approx(4.0 * sbh));
+  // The projection's 16-bit output and the fp32 residual in, the fp32 sum out.
+  CHECK(op(sixteen, "layer0.attn_out").memory_traffic == Approx(6.0 * sbh));
+  CHECK(op(stream, "layer0.attn_out").memory_traffic == Approx(10.0 * sbh));
+  // What the linears keep of their input is the 16-bit cast, as without autocast.
+  CHECK(op(stream, "layer0.qkv").saved.front().bytes == op(sixteen, "layer0.qkv").saved.front().bytes);
+  // Eager RMSNorm on an fp32 input has no casts of its own: pow, mean, x·rsqrt, weight·x in fp32.
+  GraphShape eager{.seq_len = sc.training.seq_len, .micro_batch = 1, .eager_elementwise = true, .residual_bytes = 4.0};
+  CHECK(op(build_compute_graph(sc.model, eager), "layer0.attn_norm").memory_traffic ==
+        Approx((5.0 * 4.0 + 2.0 * 4.0) * sbh + 6.0 * sbh));
 }
 
 TEST_CASE("Autocast: every forward casts each weight and every backward casts its gradient back", "[autocast]") {

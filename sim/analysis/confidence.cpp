@@ -196,9 +196,9 @@ Confidence assess_confidence(const Scenario& sc, const RunResult& r) {
   // Autocast's parameters are fp32 (TrainingSpec::autocast: wider than 16 bits).
   if (sc.training.autocast())
     c.warnings.push_back(fmt::format("autocast over fp32 parameters is checked on one published run only (TinyLlama "
-                                     "1.1B, docs/validation.md); activations are counted in {}, but models whose "
-                                     "embedding output stays fp32 under autocast (transformers, lit-gpt) carry an "
-                                     "fp32 residual stream: their norm inputs take more memory than Strata counts",
+                                     "1.1B, docs/validation.md); its residual stream is counted in fp32 as where the "
+                                     "embedding's output stays fp32 (transformers, lit-gpt), but pipeline sends and "
+                                     "TP collectives of it in {}",
                                      to_string(sc.training.precision)));
   if (narrow_on_h100(sc))
     c.warnings.push_back(fmt::format("dense models of hidden size {:g} and less on H100 came out {:.0f} % shorter to "

@@ -91,7 +91,10 @@ ComputeGraph scenario_graph(const Scenario& sc) {
       sc.training.precision == Precision::fp8 && sc.training.behaviour.fp8_saves_quantized_inputs;
   shape.gathered_linear_inputs =
       sc.training.behaviour.sequence_parallel_style == SequenceParallelStyle::dtensor;
-  if (sc.training.autocast()) shape.autocast_weight_bytes = bytes_per_element(sc.training.precision);
+  if (sc.training.autocast()) {
+    shape.autocast_weight_bytes = bytes_per_element(sc.training.precision);
+    shape.residual_bytes = bytes_per_element(sc.training.param_precision);
+  }
   return build_compute_graph(sc.model, shape);
 }
 

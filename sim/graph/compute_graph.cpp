@@ -82,7 +82,9 @@ class GraphBuilder {
  public:
   GraphBuilder(const ModelSpec& m, const GraphShape& shape)
       : m_(m), s_(static_cast<double>(shape.seq_len)), b_(static_cast<double>(shape.micro_batch)),
-        act_(shape.activation_bytes), flash_(shape.flash_attention), eager_(shape.eager_elementwise),
+        act_(shape.activation_bytes),
+        stream_(shape.residual_bytes > 0.0 ? shape.residual_bytes : shape.activation_bytes),
+        flash_(shape.flash_attention), eager_(shape.eager_elementwise),
         cross_entropy_(shape.cross_entropy), logit_metrics_(static_cast<double>(shape.logit_metrics)),
         fp8_inputs_(shape.fp8_saved_linear_inputs),
         linear_input_split_(shape.gathered_linear_inputs ? Split::replicated : Split::sequence) {}
@@ -96,17 +98,17 @@ class GraphBuilder {
     if (m_.position_embedding == PositionEmbedding::learned)
       emb.params_replicated = static_cast<double>(m_.max_position_embeddings) * h;
     if (m_.hidden_dropout > 0) emb.saved.push_back({"embedding dropout mask", kMaskBytes * sbh, Split::sequence});
-    emb.output_bytes = act_ * sbh;
-    emb.memory_traffic = act_ * sbh + dropout_traffic(sbh);
+    emb.output_bytes = stream_ * sbh;
+    emb.memory_traffic = stream_ * sbh + dropout_traffic(sbh);
     OpId prev = add(emb, std::nullopt);
 
     for (int layer = 0; layer < m_.num_layers; ++layer) prev = add_block(layer, prev);
 
     Op fn{.name = "final_norm", .kind = OpKind::final_norm, .layer = static_cast<int>(m_.num_layers)};
     fn.params_replicated = norm_params();
-    fn.saved.push_back({"final norm input", act_ * sbh, Split::sequence});
-    fn.output_bytes = act_ * sbh;
-    fn.memory_traffic = norm_traffic(sbh);
+    fn.saved.push_back({"final norm input", stream_ * sbh, Split::sequence});
+    fn.output_bytes = stream_ * sbh;
+    fn.memory_traffic = stream_norm_traffic(sbh);
     prev = add(fn, prev);
 
     Op head{.name = "lm_head", .kind = OpKind::lm_head, .layer = static_cast<int>(m_.num_layers)};
@@ -173,11 +175,22 @@ class GraphBuilder {
   /// A norm over `elements`: one kernel reading its input and writing its output (a fused RMSNorm,
   /// and LayerNorm eager or not: PyTorch's layer_norm is one native kernel). Eager RMSNorm is the
   /// decomposition transformers' LlamaRMSNorm and torchtitan run, each op a kernel over the whole
-  /// tensor: x.float() (read act, write 4 bytes), pow(2) (4, 4), mean (4), x * rsqrt (4, 4),
-  /// .to(dtype) (4, act), weight * x (act, act).
-  double norm_traffic(double elements) const {
-    if (eager_ && m_.norm == NormKind::rmsnorm) return (4.0 * act_ + 7.0 * kFp32Bytes) * elements;
-    return 2.0 * act_ * elements;
+  /// tensor of `in` bytes per element: x.float() (read in, write 4 bytes), pow(2) (4, 4), mean (4),
+  /// x * rsqrt (4, 4), .to(dtype) (4, in), weight * x (in, in); on an fp32 input the two casts are
+  /// no-ops.
+  double norm_traffic(double elements) const { return norm_traffic(elements, act_); }
+  double norm_traffic(double elements, double in) const {
+    if (eager_ && m_.norm == NormKind::rmsnorm) {
+      const double casts = in < kFp32Bytes ? 2.0 * (in + kFp32Bytes) : 0.0;
+      return (casts + 5.0 * kFp32Bytes + 2.0 * in) * elements;
+    }
+    return 2.0 * in * elements;
+  }
+  /// A pre-norm on the residual stream, and where the stream is wider than the activations
+  /// (autocast) the linear after it casting its output (read the stream's bytes, write the
+  /// activation's).
+  double stream_norm_traffic(double elements) const {
+    return norm_traffic(elements, stream_) + (stream_ > act_ ? (stream_ + act_) * elements : 0.0);
   }
   /// Rotary embedding of Q and K (`elements` of them): a fused kernel reads and writes them once
   /// (Transformer Engine, Megatron's apex kernel); eager PyTorch (torchtitan's complex product, as
@@ -196,7 +209,8 @@ class GraphBuilder {
   double residual_traffic(double sbh) const {
     // Eager, the dropout is its own kernel before the add: it reads and writes the tensor too.
     const double dropout = m_.hidden_dropout > 0 ? (eager_ ? 2.0 * act_ + kMaskBytes : kMaskBytes) * sbh : 0.0;
-    return 3.0 * act_ * sbh + dropout;
+    // The projection's output and the residual in, the sum out in the stream's dtype.
+    return (act_ + 2.0 * stream_) * sbh + dropout;
   }
 
   OpId add(Op op, std::optional<OpId> from) {
@@ -271,9 +285,9 @@ class GraphBuilder {
 
     Op n1{.name = name("attn_norm"), .kind = OpKind::norm, .layer = layer};
     n1.params_replicated = norm_params();
-    n1.saved.push_back({"attention norm input", act_ * sbh, Split::sequence, false, true});
-    n1.output_bytes = act_ * sbh;
-    n1.memory_traffic = norm_traffic(sbh);
+    n1.saved.push_back({"attention norm input", stream_ * sbh, Split::sequence, false, true});
+    n1.output_bytes = stream_ * sbh;
+    n1.memory_traffic = stream_norm_traffic(sbh);
     OpId id = add(n1, block_input);
 
     if (m_.latent()) {
@@ -368,16 +382,16 @@ class GraphBuilder {
     if (!m_.latent()) out.native_matmuls = {h};
     id = add(out, id);
     if (m_.sandwich_norm) id = add(post_norm(name("attn_post_norm"), layer, "attention post-norm input"), id);
-    boost::add_edge(block_input, id, TensorEdge{act_ * sbh}, g_);  // residual
+    boost::add_edge(block_input, id, TensorEdge{stream_ * sbh}, g_);  // residual
     OpId attn_residual = id;
 
     Op n2{.name = name("mlp_norm"), .kind = OpKind::norm, .layer = layer};
     n2.params_replicated = norm_params();
     // With a parallel residual the MLP norm reads the block input, already kept by the attention
     // norm (transformers GPTNeoXLayer passes the same tensor to both norms).
-    if (!m_.parallel_residual) n2.saved.push_back({"MLP norm input", act_ * sbh, Split::sequence});
-    n2.output_bytes = act_ * sbh;
-    n2.memory_traffic = norm_traffic(sbh);
+    if (!m_.parallel_residual) n2.saved.push_back({"MLP norm input", stream_ * sbh, Split::sequence});
+    n2.output_bytes = stream_ * sbh;
+    n2.memory_traffic = stream_norm_traffic(sbh);
     id = add(n2, id);
 
     const bool moe = m_.moe_layer(layer);
@@ -414,7 +428,7 @@ class GraphBuilder {
       id = add_mlp(layer, id, "shared_experts", OpKind::mlp_up, OpKind::mlp_down, shared, 1.0, 1.0, false);
     }
     if (m_.sandwich_norm) id = add(post_norm(name("mlp_post_norm"), layer, "MLP post-norm input"), id);
-    boost::add_edge(attn_residual, id, TensorEdge{act_ * sbh}, g_);  // residual
+    boost::add_edge(attn_residual, id, TensorEdge{stream_ * sbh}, g_);  // residual
     return id;
   }
 
@@ -506,6 +520,7 @@ class GraphBuilder {
 
   const ModelSpec& m_;
   double s_, b_, act_;
+  double stream_;  ///< the residual stream's bytes per element (GraphShape::residual_bytes)
   bool flash_;
   bool eager_;
   CrossEntropy cross_entropy_;

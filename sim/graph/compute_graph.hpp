@@ -167,6 +167,11 @@ struct GraphShape {
   /// Autocast over fp32 parameters (TrainingSpec::autocast): bytes per parameter of the copy of its
   /// weight each linear casts to the compute precision and keeps for its backward; 0 without autocast.
   double autocast_weight_bytes = 0.0;
+  /// Bytes per element of the residual stream (the embedding's output, each block's input and its
+  /// pre-norms), where it differs from activation_bytes: under autocast the fp32 embedding's output
+  /// stays fp32, the linears' bf16 outputs are added to it in fp32, and each linear after a norm
+  /// casts the norm's fp32 output; 0: activation_bytes.
+  double residual_bytes = 0.0;
 };
 
 /// Builds the graph and checks it is acyclic (an internal invariant).
