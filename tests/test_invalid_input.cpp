@@ -101,7 +101,7 @@ TEST_CASE("Invalid scenarios give one pinned line per error", "[input]") {
        "iterations, flash_attention, framework, attention_kernel, overlap_grad_reduce, overlap_param_gather, "
        "align_param_gather, overlap_tp_comm, tp_overlap_method, sequence_parallel_style, fp8_scaling, "
        "overlap_p2p_comm, async_tp_backward, "
-       "fused_elementwise, grad_accumulation, "
+       "fused_elementwise, grad_accumulation, grad_sync, "
        "selective_recompute, cross_entropy, logit_metrics, moe)"},
       // Explicit pipeline partitions (base: 96 layers, pp 8, virtual_stages 3).
       {"pipeline_layers length", with(base(), "/parallelism/pipeline_layers", json::array({48, 48})), {},

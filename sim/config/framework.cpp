@@ -72,6 +72,14 @@ std::string to_string(SelectiveRecompute r) {
   return "selective_recompute";
 }
 
+std::string to_string(GradientSync s) {
+  switch (s) {
+    case GradientSync::every_microbatch: return "every-microbatch";
+    case GradientSync::last_microbatch: return "last-microbatch";
+  }
+  return "grad_sync";
+}
+
 double accumulation_bytes_per_parameter(GradAccumulation a, double gradient_bytes, double buffer_bytes) {
   switch (a) {
     case GradAccumulation::none: return 0.0;

@@ -49,6 +49,20 @@ double accumulation_bytes_per_parameter(GradAccumulation a, double gradient_byte
 /// Elementwise kernels the pass launches per weight.
 double accumulation_kernels_per_weight(GradAccumulation a);
 
+/// When gradients partitioned over DP (ZeRO-2/3) are reduced across the micro-batches of a step
+/// (`training.grad_sync`).
+enum class GradientSync {
+  /// Each micro-batch's gradients reduce-scattered into the shards as its backward produces them:
+  /// DeepSpeed ZeRO-2/3, and FSDP's default.
+  every_microbatch,
+  /// No synchronisation before the last micro-batch (FSDP's no_sync(), Lightning's
+  /// no_backward_sync): each rank accumulates the whole, unsharded gradient, reduce-scattered once
+  /// after the last micro-batch's backward. One reduction instead of one per micro-batch, and an
+  /// unsharded gradient buffer on every rank.
+  last_microbatch,
+};
+std::string to_string(GradientSync s);
+
 /// What `memory.recompute: selective` keeps, as each framework implements selective checkpointing.
 enum class SelectiveRecompute {
   /// Megatron's (Korthikanti et al. 2022 §4.2): everything but the attention core, which is rerun.
@@ -165,6 +179,7 @@ struct FrameworkBehaviour {
   /// decomposition, SwiGLU's activation and product apart).
   bool fused_elementwise = true;
   GradAccumulation grad_accumulation = GradAccumulation::none;
+  GradientSync grad_sync = GradientSync::every_microbatch;
   SelectiveRecompute selective_recompute = SelectiveRecompute::attention_core;
   CrossEntropy cross_entropy = CrossEntropy::vocab_parallel;
   /// Training metrics computed from the logits every micro-batch, each a forward-only PyTorch

@@ -66,7 +66,7 @@ void register_builtin_policies(PolicyCatalog& catalog) {
   PolicyCategory frameworks{"framework", "training.framework",
                             "training framework preset (overrides: training.overlap_grad_reduce, overlap_param_gather, "
                             "overlap_tp_comm, tp_overlap_method, sequence_parallel_style, overlap_p2p_comm, "
-                            "async_tp_backward, attention_kernel, fused_elementwise, grad_accumulation, "
+                            "async_tp_backward, attention_kernel, fused_elementwise, grad_accumulation, grad_sync, "
                             "selective_recompute, cross_entropy, fp8_scaling)",
                             {}};
   for (const auto& f : framework_docs()) frameworks.policies.push_back({to_string(f.framework), f.doc});
@@ -155,6 +155,16 @@ void register_builtin_policies(PolicyCatalog& catalog) {
                                                    "read and written"},
                 {to_string(GradAccumulation::cast_add), "cast to an fp32 temporary, then added (DeepSpeed's "
                                                         "BF16_Optimizer): 2 + 4 x 4 = 18 B per parameter"}}});
+  catalog.add({"grad_sync", "training.grad_sync",
+               "when gradients partitioned over DP (ZeRO-2/3) are reduced across a step's micro-batches (default "
+               "every-microbatch)",
+               {{to_string(GradientSync::every_microbatch), "each micro-batch's gradients reduce-scattered into the "
+                                                            "shards during its backward (DeepSpeed ZeRO-2/3, FSDP)"},
+                {to_string(GradientSync::last_microbatch), "no sync before the last micro-batch (FSDP no_sync, "
+                                                           "Lightning's no_backward_sync): each rank accumulates the "
+                                                           "whole unsharded gradient (an add per weight and "
+                                                           "micro-batch), reduce-scattered once after the last "
+                                                           "micro-batch"}}});
   catalog.add({"failure_law", "failures.distribution", "time between failures",
                {{to_string(FailureDistribution::exponential), "memoryless failures at rate 1/MTBF"},
                 {to_string(FailureDistribution::weibull), "Weibull with the given shape, scaled to the MTBF"}}});

@@ -170,6 +170,10 @@ const ParamTable kTraining = {
      .doc = "how each micro-batch's gradients are accumulated below ZeRO-2: none (in the weight-gradient GEMM), "
             "add (a kernel of their own) or cast-add (cast to fp32, then added); default from the framework",
      .choices = names("grad_accumulation"), .optional = true},
+    {.key = "grad_sync", .kind = ParamKind::choice,
+     .doc = "when ZeRO-2/3's partitioned gradients are reduced: every-microbatch (during each backward) or "
+            "last-microbatch (FSDP no_sync: accumulated unsharded, reduced once per step); default every-microbatch",
+     .choices = names("grad_sync"), .optional = true},
     {.key = "selective_recompute", .kind = ParamKind::choice,
      .doc = "what memory.recompute selective reruns: attention-core (Megatron) or every-other-matmul "
             "(torchtitan's per-op checkpointing; bias-free dense blocks with flash attention, TP 1); default from "
@@ -696,6 +700,10 @@ Scenario parse_scenario(const json& doc, const SourceMap& sources) {
   if (tr.has("overlap_p2p_comm")) t.behaviour.overlap_p2p_comm = tr.boolean("overlap_p2p_comm");
   if (tr.has("async_tp_backward")) t.behaviour.async_tp_backward = tr.boolean("async_tp_backward");
   if (tr.has("fused_elementwise")) t.behaviour.fused_elementwise = tr.boolean("fused_elementwise");
+  if (tr.has("grad_sync"))
+    t.behaviour.grad_sync = enum_from_name(tr.choice("grad_sync"),
+                                           {GradientSync::every_microbatch, GradientSync::last_microbatch},
+                                           t.behaviour.grad_sync);
   if (tr.has("grad_accumulation"))
     t.behaviour.grad_accumulation = enum_from_name(
         tr.choice("grad_accumulation"), {GradAccumulation::none, GradAccumulation::add, GradAccumulation::cast_add},

@@ -255,9 +255,12 @@ class DagBuilder {
       }
       last = ep_.all_to_alls(stage, w.ep_bwd, w.ep_bytes, pos, last);
       if (block) offload_.after_backward(stage, k, ids);
-      // ZeRO-2/3 reduce-scatter every micro-batch into their gradient partitions; otherwise the
-      // accumulated gradients are reduced once, after the last micro-batch.
-      if (!(dp_.partitioned_grads() || last_microbatch)) continue;
+      // ZeRO-2/3 reduce-scatter every micro-batch into their gradient partitions, unless told not to
+      // sync before the last (GradientSync::last_microbatch); otherwise the accumulated gradients are
+      // reduced once, after the last micro-batch.
+      const bool every_microbatch =
+          dp_.partitioned_grads() && sc_.training.behaviour.grad_sync == GradientSync::every_microbatch;
+      if (!(every_microbatch || last_microbatch)) continue;
       Frontier reduced = DagContext::frontier_of(ids);
       if (ctx_.layout().replicas() > 1) {
         // Not overlapped (training.overlap_grad_reduce) and reduced once: after the stage's whole

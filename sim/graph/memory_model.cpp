@@ -238,7 +238,11 @@ MemoryEstimate estimate_memory(const Scenario& sc, const ComputeGraph& graph, co
 
     // Model states (ZeRO §5: P_os shards optimizer states, P_g gradients, P_p parameters).
     double weights = zero >= 3 ? bytes.weights * all / dp : bytes.weights * N;
-    double grads = zero >= 2 ? bytes.gradients * all / dp : bytes.gradients * N;
+    // Without a sync before the last micro-batch (FSDP no_sync) every rank accumulates the whole
+    // gradient until the step's reduce-scatter.
+    const bool accumulates_whole = sc.training.behaviour.grad_sync == GradientSync::last_microbatch &&
+                                   sc.num_microbatches() > 1;
+    double grads = zero >= 2 && !accumulates_whole ? bytes.gradients * all / dp : bytes.gradients * N;
     // DeepSpeed's BF16_Optimizer keeps the compute-dtype gradients it casts from (lp.grad) beside its
     // fp32 buffer (training.grad_accumulation cast-add; docs/references.md, Framework behaviour).
     if (sc.training.behaviour.grad_accumulation == GradAccumulation::cast_add && zero < 2) grads += bytes.weights * N;

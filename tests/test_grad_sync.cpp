@@ -1,0 +1,93 @@
+// When ZeRO-2/3 reduce their partitioned gradients over a step's micro-batches
+// (training.grad_sync): every micro-batch, or once after the last (FSDP no_sync), against closed forms.
+
+#include <catch2/catch.hpp>
+
+#include "sim/analysis/run.hpp"
+#include "sim/dag/layer_work.hpp"
+#include "sim/dag/training_dag.hpp"
+#include "sim/graph/memory_model.hpp"
+#include "sim/graph/pipeline_partition.hpp"
+#include "support.hpp"
+
+using namespace strata;
+using nlohmann::json;
+
+namespace {
+
+// Llama 3 8B on one DGX A100 under FSDP (ZeRO-3), four micro-batches of one sequence per GPU.
+json fsdp_8b() {
+  return {{"model", "llama-3-8b"},
+          {"hardware", "dgx-a100-80g"},
+          {"gpus", 8},
+          {"training",
+           {{"seq_len", 2048}, {"micro_batch_size", 1}, {"global_batch_size", 32}, {"framework", "pytorch-fsdp"}}},
+          {"parallelism", {{"zero_stage", 3}}},
+          {"memory", {{"recompute", "full"}}}};
+}
+
+const std::string kNoSync = "training.grad_sync=last-microbatch";
+
+struct Built {
+  ComputeGraph graph;
+  TaskDag dag;
+};
+
+Built built(const Scenario& sc) {
+  Built b{build_compute_graph(sc.model, {.seq_len = sc.training.seq_len, .micro_batch = 1}), {}};
+  const auto part = partition_layers(static_cast<int>(sc.model.num_layers), 1, 1);
+  b.dag = build_training_dag(sc, b.graph, part, estimate_memory(sc, b.graph, part), {true, -1, 1});
+  return b;
+}
+
+/// Gradient reductions of rank 0 in one iteration: how many, and the bytes their flows move.
+std::pair<int, double> reductions(const TaskDag& dag) {
+  int count = 0;
+  double bytes = 0.0;
+  for (const Task& t : dag.tasks)
+    if (t.kind == TaskKind::dp_comm && t.rank() == 0) {
+      ++count;
+      for (const Flow& f : t.flows) bytes += f.bytes;
+    }
+  return {count, bytes};
+}
+
+}  // namespace
+
+TEST_CASE("grad_sync last-microbatch reduces once per step what every-microbatch reduces per micro-batch",
+          "[grad_sync][dag]") {
+  const Scenario every = test::load_inline(fsdp_8b());
+  const Scenario once = test::load_inline(fsdp_8b(), {kNoSync});
+  REQUIRE(every.num_microbatches() == 4);
+  REQUIRE(every.training.behaviour.grad_sync == GradientSync::every_microbatch);
+  const auto [n_every, bytes_every] = reductions(built(every).dag);
+  const auto [n_once, bytes_once] = reductions(built(once).dag);
+  REQUIRE(n_once > 0);
+  CHECK(n_every == 4 * n_once);
+  CHECK(bytes_every == Approx(4.0 * bytes_once));
+}
+
+TEST_CASE("grad_sync last-microbatch keeps the whole gradient on every rank and adds into it", "[grad_sync]") {
+  const Scenario every = test::load_inline(fsdp_8b());
+  const Scenario once = test::load_inline(fsdp_8b(), {kNoSync});
+  const RunResult re = estimate_scenario(every), ro = estimate_scenario(once);
+  const StageMemory& e = re.memory.stages.front();
+  const StageMemory& o = ro.memory.stages.front();
+  const double g = state_bytes(every.training).gradients;
+  // ZeRO-3 over 8 ranks: a 1/8 shard, against the whole gradient of the rank's parameters (TP 1).
+  CHECK(e.hbm.gradients == Approx(g * e.all_parameters / 8.0));
+  CHECK(o.hbm.gradients == Approx(g * o.all_parameters));
+  // Each micro-batch's backward adds its gradient into the buffer (autograd's .grad): read the
+  // gradient, read and write the buffer, per parameter of the block.
+  const Built b = built(every);
+  const LayerWork before = layer_work(every, b.graph)[0], after = layer_work(once, b.graph)[0];
+  CHECK(after.bwd_bytes - before.bwd_bytes == Approx(before.params * (2.0 + 2.0 * g)));
+  CHECK(after.fwd_s == before.fwd_s);
+
+  SECTION("with one micro-batch there is nothing to accumulate: the shard, as every-microbatch") {
+    const Scenario single = test::load_inline(fsdp_8b(), {kNoSync, "training.global_batch_size=8"});
+    const RunResult r = estimate_scenario(single);
+    const StageMemory& s = r.memory.stages.front();
+    CHECK(s.hbm.gradients == Approx(g * s.all_parameters / 8.0));
+  }
+}
