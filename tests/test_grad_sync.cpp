@@ -40,12 +40,13 @@ Built built(const Scenario& sc) {
   return b;
 }
 
-/// Gradient reductions of rank 0 in one iteration: how many, and the bytes their flows move.
+/// Gradient reductions of rank 0 in one iteration (data-parallel collectives off the gather stream,
+/// which carries ZeRO-1/2's gathers of the updated weights): how many, and the bytes their flows move.
 std::pair<int, double> reductions(const TaskDag& dag) {
   int count = 0;
   double bytes = 0.0;
   for (const Task& t : dag.tasks)
-    if (t.kind == TaskKind::dp_comm && t.rank() == 0) {
+    if (t.kind == TaskKind::dp_comm && t.stream != Stream::gather && t.rank() == 0) {
       ++count;
       for (const Flow& f : t.flows) bytes += f.bytes;
     }
@@ -84,10 +85,25 @@ TEST_CASE("grad_sync last-microbatch keeps the whole gradient on every rank and 
   CHECK(after.bwd_bytes - before.bwd_bytes == Approx(before.params * (2.0 + 2.0 * g)));
   CHECK(after.fwd_s == before.fwd_s);
 
-  SECTION("with one micro-batch there is nothing to accumulate: the shard, as every-microbatch") {
+  SECTION("with one micro-batch there is nothing to accumulate: the shard and no pass, as every-microbatch") {
     const Scenario single = test::load_inline(fsdp_8b(), {kNoSync, "training.global_batch_size=8"});
     const RunResult r = estimate_scenario(single);
     const StageMemory& s = r.memory.stages.front();
     CHECK(s.hbm.gradients == Approx(g * s.all_parameters / 8.0));
+    const Scenario single_every = test::load_inline(fsdp_8b(), {"training.global_batch_size=8"});
+    CHECK(layer_work(single, b.graph)[0].bwd_bytes == layer_work(single_every, b.graph)[0].bwd_bytes);
+  }
+  SECTION("ZeRO-2 alike: the whole gradient, and one reduction per step") {
+    const Scenario every2 = test::load_inline(fsdp_8b(), {"parallelism.zero_stage=2"});
+    const Scenario once2 = test::load_inline(fsdp_8b(), {"parallelism.zero_stage=2", kNoSync});
+    const RunResult r2 = estimate_scenario(once2);
+    CHECK(r2.memory.stages.front().hbm.gradients == Approx(g * r2.memory.stages.front().all_parameters));
+    CHECK(reductions(built(every2).dag).first == 4 * reductions(built(once2).dag).first);
+  }
+  SECTION("an explicit grad_accumulation none is kept") {
+    const Scenario none = test::load_inline(fsdp_8b(), {kNoSync, "training.grad_accumulation=none"});
+    CHECK(none.training.behaviour.grad_accumulation == GradAccumulation::none);
+    CHECK(once.training.behaviour.grad_accumulation == GradAccumulation::add);
+    CHECK(layer_work(none, b.graph)[0].bwd_bytes == before.bwd_bytes);
   }
 }

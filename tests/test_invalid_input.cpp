@@ -218,6 +218,16 @@ TEST_CASE("Invalid scenarios give one pinned line per error", "[input]") {
       {"autocast under fp8", base(), {"hardware=dgx-h100", "training.precision=fp8", "training.param_precision=fp32"},
        "--set training.param_precision=fp32: /training/param_precision: fp32 does not go with precision fp8 "
        "(expected bf16)"},
+      {"no_sync under DeepSpeed ZeRO-3", base(),
+       {"parallelism.pp=1", "parallelism.schedule=1f1b", "parallelism.virtual_stages=1", "parallelism.zero_stage=3",
+        "training.framework=deepspeed", "training.grad_sync=last-microbatch"},
+       "--set training.grad_sync=last-microbatch: /training/grad_sync: last-microbatch is refused by DeepSpeed under "
+       "ZeRO stage 3 (its no_sync is incompatible with gradient partitioning; expected every-microbatch)"},
+      {"no_sync with the optimizer offloaded", base(),
+       {"parallelism.pp=1", "parallelism.schedule=1f1b", "parallelism.virtual_stages=1", "parallelism.zero_stage=3",
+        "training.framework=pytorch-fsdp", "memory.offload.optimizer=cpu", "training.grad_sync=last-microbatch"},
+       "--set training.grad_sync=last-microbatch: /training/grad_sync: last-microbatch is not modelled with the "
+       "optimizer offloaded to dram (expected every-microbatch)"},
       {"autocast with expert parallelism",
        {{"model", "mixtral-8x7b"}, {"hardware", "dgx-h100"}, {"gpus", 8},
         {"training", {{"seq_len", 2048}, {"global_batch_size", 8}, {"param_precision", "fp32"}}},

@@ -196,9 +196,11 @@ Confidence assess_confidence(const Scenario& sc, const RunResult& r) {
   // Autocast's parameters are fp32 (TrainingSpec::autocast: wider than 16 bits).
   if (sc.training.autocast())
     c.warnings.push_back(fmt::format("autocast over fp32 parameters is checked on one published run only (TinyLlama "
-                                     "1.1B, docs/validation.md); its residual stream is counted in fp32 as where the "
-                                     "embedding's output stays fp32 (transformers, lit-gpt), but pipeline sends and "
-                                     "TP collectives of it in {}",
+                                     "1.1B, docs/validation.md); its residual stream is counted in fp32, as where the "
+                                     "embedding's output stays fp32 (transformers, lit-gpt), each norm's output cast "
+                                     "once for the fused linear after it: separate q/k/v or gate/up linears "
+                                     "(transformers) each cast and keep their own, more than Strata counts; pipeline "
+                                     "sends and TP collectives of the stream are counted in {}",
                                      to_string(sc.training.precision)));
   if (narrow_on_h100(sc))
     c.warnings.push_back(fmt::format("dense models of hidden size {:g} and less on H100 came out {:.0f} % shorter to "

@@ -24,7 +24,8 @@ enum class AttentionKernel {
 };
 
 /// How each micro-batch's weight gradients reach the buffer the optimizer step reduces, where they
-/// are not partitioned over DP (under ZeRO-2/3 they are reduce-scattered every micro-batch instead).
+/// are not partitioned over DP or accumulated whole before the partition (GradientSync::last_microbatch);
+/// under ZeRO-2/3 they are otherwise reduce-scattered every micro-batch instead.
 /// A pass of its own reads and writes the whole buffer once per micro-batch: memory-bound work on
 /// the compute stream, as many bytes as the stage has parameters times
 /// accumulation_bytes_per_parameter (`training.grad_accumulation`).

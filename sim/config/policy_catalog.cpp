@@ -146,8 +146,9 @@ void register_builtin_policies(PolicyCatalog& catalog) {
                  "reads them and writes the gradient (8 bytes per 16-bit logit); keeps the 16-bit logits, no fp32 "
                  "copy"}}});
   catalog.add({"grad_accumulation", "training.grad_accumulation",
-               "how each micro-batch's weight gradients reach the buffer the step reduces, below ZeRO-2 (default "
-               "from the framework preset)",
+               "how each micro-batch's weight gradients reach the buffer the step reduces, below ZeRO-2 or with "
+               "grad_sync last-microbatch (default from the framework preset; add under last-microbatch where the "
+               "preset has none)",
                {{to_string(GradAccumulation::none), "no pass of its own: accumulated in the weight-gradient GEMM "
                                                     "(Megatron's gradient_accumulation_fusion, Megatron-Core)"},
                 {to_string(GradAccumulation::add), "one elementwise add per weight and micro-batch (Megatron-LM "

@@ -547,6 +547,18 @@ void check_cross_fields(Scenario& sc, ObjectReader& top, ObjectReader& tr, Objec
     tr.error("param_precision", fmt::format("fp32 (autocast over fp32 parameters) is not modelled with the "
                                             "near_storage checkpoint strategy (its optimizer step runs on the SSDs; "
                                             "expected the default, {})", to_string(stored)));
+  // FSDP's no_sync keeps the whole gradient on the GPU; DeepSpeed refuses it under ZeRO-2/3
+  // (engine.no_sync: "incompatible with gradient partitioning logic of ZeRO stage 2/3").
+  if (t.behaviour.grad_sync == GradientSync::last_microbatch && p.zero_stage >= 2) {
+    if (t.framework == Framework::deepspeed)
+      tr.error("grad_sync", fmt::format("last-microbatch is refused by DeepSpeed under ZeRO stage {} (its no_sync "
+                                        "is incompatible with gradient partitioning; expected every-microbatch)",
+                                        p.zero_stage));
+    else if (sc.memory.offload.optimizer != Tier::none)
+      tr.error("grad_sync", fmt::format("last-microbatch is not modelled with the optimizer offloaded to {} "
+                                        "(expected every-microbatch)",
+                                        to_string(sc.memory.offload.optimizer)));
+  }
   if (t.autocast() && t.behaviour.grad_accumulation == GradAccumulation::cast_add)
     tr.error("grad_accumulation", "cast-add casts 16-bit gradients to fp32 (DeepSpeed's BF16_Optimizer); under "
                                   "autocast over fp32 parameters they arrive in fp32 (expected none or add)");
@@ -704,6 +716,11 @@ Scenario parse_scenario(const json& doc, const SourceMap& sources) {
     t.behaviour.grad_sync = enum_from_name(tr.choice("grad_sync"),
                                            {GradientSync::every_microbatch, GradientSync::last_microbatch},
                                            t.behaviour.grad_sync);
+  // Partitioned gradients accumulated whole (no sync before the last micro-batch) are added into
+  // .grad by autograd where the framework has no pass of its own.
+  if (t.behaviour.grad_sync == GradientSync::last_microbatch && p.zero_stage >= 2 &&
+      t.behaviour.grad_accumulation == GradAccumulation::none)
+    t.behaviour.grad_accumulation = GradAccumulation::add;
   if (tr.has("grad_accumulation"))
     t.behaviour.grad_accumulation = enum_from_name(
         tr.choice("grad_accumulation"), {GradAccumulation::none, GradAccumulation::add, GradAccumulation::cast_add},

@@ -263,13 +263,11 @@ std::vector<LayerWork> layer_work(const Scenario& sc, const ComputeGraph& graph,
   // backward, a memory-bound kernel per weight on the compute stream. Under ZeRO-2/3 each
   // micro-batch's gradients are reduce-scattered instead (sim/dag/data_parallel_emitter).
   // Under ZeRO-2/3 without a sync before the last micro-batch (GradientSync::last_microbatch) the
-  // whole gradient accumulates as below ZeRO-2: autograd adds into .grad where the framework has no
-  // pass of its own.
-  const bool partitioned = sc.parallelism.zero_stage >= 2;
+  // whole gradient accumulates as below ZeRO-2.
   const bool accumulates =
-      !partitioned || (sc.training.behaviour.grad_sync == GradientSync::last_microbatch && sc.num_microbatches() > 1);
-  GradAccumulation accumulation = sc.training.behaviour.grad_accumulation;
-  if (partitioned && accumulation == GradAccumulation::none) accumulation = GradAccumulation::add;
+      sc.parallelism.zero_stage < 2 ||
+      (sc.training.behaviour.grad_sync == GradientSync::last_microbatch && sc.num_microbatches() > 1);
+  const GradAccumulation accumulation = sc.training.behaviour.grad_accumulation;
   if (accumulation != GradAccumulation::none && accumulates) {
     // Weight gradients come out of the GEMMs in 16 bits at least (fp8 GEMMs write bf16 gradients);
     // under autocast the cast's backward has already made them fp32.

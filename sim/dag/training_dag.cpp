@@ -273,7 +273,8 @@ class DagBuilder {
         }
         const TaskId done = dp_.gradient_reduction(stage, pos, w, last);
         for (auto& f : reduced) f = {done};
-        // Not overlapped, every micro-batch (ZeRO-2/3 without overlap_comm): the compute stream waits.
+        // Not overlapped, partitioned (ZeRO-2/3 without overlap_comm; every micro-batch, or with
+        // grad_sync last-microbatch the last one's): the compute stream waits.
         if (!sc_.training.behaviour.overlap_grad_reduce)
           for (auto& f : last) f = {done};
       }

@@ -99,7 +99,7 @@ class GraphBuilder {
       emb.params_replicated = static_cast<double>(m_.max_position_embeddings) * h;
     if (m_.hidden_dropout > 0) emb.saved.push_back({"embedding dropout mask", kMaskBytes * sbh, Split::sequence});
     emb.output_bytes = stream_ * sbh;
-    emb.memory_traffic = stream_ * sbh + dropout_traffic(sbh);
+    emb.memory_traffic = stream_ * sbh + dropout_traffic(sbh, stream_);
     OpId prev = add(emb, std::nullopt);
 
     for (int layer = 0; layer < m_.num_layers; ++layer) prev = add_block(layer, prev);
@@ -200,9 +200,10 @@ class GraphBuilder {
     if (m_.position_embedding != PositionEmbedding::rotary) return 0.0;
     return eager_ ? (2.0 * act_ + 4.0 * kFp32Bytes) * elements : 2.0 * act_ * elements;
   }
-  /// Dropout reads and writes the tensor and writes its mask; nothing when dropout is off.
-  double dropout_traffic(double elements) const {
-    return m_.hidden_dropout > 0 ? elements * (2.0 * act_ + kMaskBytes) : 0.0;
+  /// Dropout reads and writes the tensor (`bytes` per element) and writes its mask; nothing when
+  /// dropout is off.
+  double dropout_traffic(double elements, double bytes) const {
+    return m_.hidden_dropout > 0 ? elements * (2.0 * bytes + kMaskBytes) : 0.0;
   }
   /// Fused bias-dropout-residual add after a row-parallel projection: reads the projection output
   /// and the residual, writes the sum (and the dropout mask).

@@ -259,8 +259,17 @@ std::vector<Metric> build_table() {
   add(one("scenario.attention_kernel", U::text, P::always, "fused attention kernel the framework calls",
           [](auto& in) { return json(to_string(S(in).training.behaviour.attention)); }));
   add(one("scenario.grad_accumulation", U::text, P::always,
-          "how each micro-batch's gradients are accumulated below ZeRO-2 (training.grad_accumulation)",
+          "how each micro-batch's gradients are accumulated below ZeRO-2 or with grad_sync last-microbatch "
+          "(training.grad_accumulation)",
           [](auto& in) { return json(to_string(S(in).training.behaviour.grad_accumulation)); }));
+  add(one("scenario.grad_sync", U::text, P::always,
+          "when ZeRO-2/3's partitioned gradients are reduced: every micro-batch or once after the last "
+          "(training.grad_sync)",
+          [](auto& in) { return json(to_string(S(in).training.behaviour.grad_sync)); }));
+  add(one("scenario.param_precision", U::text, P::always,
+          "the parameters' dtype; fp32 under a 16-bit precision is autocast over fp32 parameters "
+          "(training.param_precision)",
+          [](auto& in) { return json(to_string(S(in).training.param_precision)); }));
   add(one("scenario.selective_recompute", U::text, P::always,
           "what selective recompute keeps, as the framework implements it (training.selective_recompute)",
           [](auto& in) { return json(to_string(S(in).training.behaviour.selective_recompute)); }));
