@@ -167,8 +167,9 @@ const ParamTable kTraining = {
             "tensor op (torch.compile off); default from the framework",
      .optional = true},
     {.key = "grad_accumulation", .kind = ParamKind::choice,
-     .doc = "how each micro-batch's gradients are accumulated below ZeRO-2: none (in the weight-gradient GEMM), "
-            "add (a kernel of their own) or cast-add (cast to fp32, then added); default from the framework",
+     .doc = "how each micro-batch's gradients are accumulated below ZeRO-2 or with grad_sync last-microbatch: none "
+            "(in the weight-gradient GEMM), add (a kernel of their own) or cast-add (cast to fp32, then added); "
+            "default from the framework (add under last-microbatch where the framework has none)",
      .choices = names("grad_accumulation"), .optional = true},
     {.key = "grad_sync", .kind = ParamKind::choice,
      .doc = "when ZeRO-2/3's partitioned gradients are reduced: every-microbatch (during each backward) or "

@@ -540,9 +540,8 @@ class GraphBuilder {
 ComputeGraph build_compute_graph(const ModelSpec& model, const GraphShape& shape) {
   ComputeGraph g = GraphBuilder(model, shape).build();
   // Under autocast every matmul reads its weight through a cast to the compute precision, and
-  // autograd keeps what the matmul read (the cast) until its backward (PyTorch's autocast_mode.cpp
-  // caches "FP16 casts of FP32 model weights"; docs/references.md). Norms and the embedding use their
-  // fp32 weights directly.
+  // autograd keeps what the matmul read (the cast) until its backward (PyTorch's autocast_mode.cpp;
+  // docs/references.md, Framework behaviour). Norms and the embedding use their fp32 weights directly.
   if (shape.autocast_weight_bytes > 0.0)
     for (auto v : boost::make_iterator_range(boost::vertices(g))) {
       Op& op = g[v];
