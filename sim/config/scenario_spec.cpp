@@ -877,6 +877,11 @@ bool TrainingSpec::autocast() const {
   return bytes_per_element(param_precision) > std::max(2.0, bytes_per_element(precision));
 }
 
+bool Scenario::accumulates_whole_gradients() const {
+  return parallelism.zero_stage < 2 ||
+         (training.behaviour.grad_sync == GradientSync::last_microbatch && num_microbatches() > 1);
+}
+
 bool Scenario::per_op_checkpointing_blocks() const {
   return !model.is_moe() && !model.latent() && !model.attention_bias && !model.attention_output_bias &&
          !model.mlp_bias && training.flash_attention;

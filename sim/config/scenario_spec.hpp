@@ -176,6 +176,10 @@ struct Scenario {
   /// aten.mm and SDPA's flash and efficient kernels: a biased linear is aten.addmm and eager attention
   /// is bmm and softmax, neither saved).
   bool per_op_checkpointing_blocks() const;
+  /// Each rank accumulates whole gradients over the step's micro-batches before they are reduced:
+  /// below ZeRO-2, or under ZeRO-2/3 with no sync before the last of several micro-batches
+  /// (GradientSync::last_microbatch). The framework's grad_accumulation pass then runs.
+  bool accumulates_whole_gradients() const;
   /// ... and at TP 1 or under TP with SP (torchtitan's TP: the reduce-scatters' outputs kept, the
   /// all-gathers rerun); TP without SP all-reduces, whose outputs the save list does not name.
   bool per_op_checkpointing_modelled() const {

@@ -262,13 +262,10 @@ std::vector<LayerWork> layer_work(const Scenario& sc, const ComputeGraph& graph,
   // micro-batch, each weight's gradient is added into the buffer the step reduces right after its
   // backward, a memory-bound kernel per weight on the compute stream. Under ZeRO-2/3 each
   // micro-batch's gradients are reduce-scattered instead (sim/dag/data_parallel_emitter).
-  // Under ZeRO-2/3 without a sync before the last micro-batch (GradientSync::last_microbatch) the
-  // whole gradient accumulates as below ZeRO-2.
-  const bool accumulates =
-      sc.parallelism.zero_stage < 2 ||
-      (sc.training.behaviour.grad_sync == GradientSync::last_microbatch && sc.num_microbatches() > 1);
+  // Under ZeRO-2/3 without a sync before the last micro-batch the whole gradient accumulates as below
+  // ZeRO-2 (Scenario::accumulates_whole_gradients).
   const GradAccumulation accumulation = sc.training.behaviour.grad_accumulation;
-  if (accumulation != GradAccumulation::none && accumulates) {
+  if (accumulation != GradAccumulation::none && sc.accumulates_whole_gradients()) {
     // Weight gradients come out of the GEMMs in 16 bits at least (fp8 GEMMs write bf16 gradients);
     // under autocast the cast's backward has already made them fp32.
     const double produced = sc.training.autocast() ? bytes_per_element(sc.training.param_precision)

@@ -241,12 +241,11 @@ MemoryEstimate estimate_memory(const Scenario& sc, const ComputeGraph& graph, co
     // Without a sync before the last micro-batch (FSDP no_sync) every rank accumulates the whole
     // gradient until the step's reduce-scatter (its 1/dp result, produced layer by layer as the whole
     // is freed, is left out).
-    const bool accumulates_whole = sc.training.behaviour.grad_sync == GradientSync::last_microbatch &&
-                                   sc.num_microbatches() > 1;
-    double grads = zero >= 2 && !accumulates_whole ? bytes.gradients * all / dp : bytes.gradients * N;
+    const bool accumulates_whole = sc.accumulates_whole_gradients();
+    double grads = !accumulates_whole ? bytes.gradients * all / dp : bytes.gradients * N;
     // DeepSpeed's BF16_Optimizer keeps the compute-dtype gradients it casts from (lp.grad) beside its
     // fp32 buffer (training.grad_accumulation cast-add; docs/references.md, Framework behaviour).
-    if (sc.training.behaviour.grad_accumulation == GradAccumulation::cast_add && (zero < 2 || accumulates_whole))
+    if (sc.training.behaviour.grad_accumulation == GradAccumulation::cast_add && accumulates_whole)
       grads += bytes.weights * N;
     double optim = shard_optimizer ? bytes.optimizer * all / dp : bytes.optimizer * N;
     // ZeRO-3 gathers one op's full weights and produces its full gradient in the compute dtype

@@ -123,8 +123,7 @@ std::string summary_table(const Scenario& sc, const RunResult& r) {
                             {"PP", b.overlap_p2p_comm}})
       if (on) overlaps += fmt::format("{}{}", overlaps.empty() ? "" : ", ", what);
     // The accumulation pass shows only where there is one, so the line of a run without it is unchanged.
-    const bool pass = b.grad_accumulation != GradAccumulation::none &&
-                      (sc.parallelism.zero_stage < 2 || b.grad_sync == GradientSync::last_microbatch);
+    const bool pass = b.grad_accumulation != GradAccumulation::none && sc.accumulates_whole_gradients();
     line(fmt::format("framework  {} (overlaps: {}; attention {}{})", to_string(sc.training.framework),
                      overlaps.empty() ? "none" : overlaps,
                      sc.training.flash_attention ? to_string(b.attention) : "unfused",
