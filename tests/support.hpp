@@ -89,6 +89,21 @@ inline Scenario load_inline(const nlohmann::json& doc, const std::vector<std::st
   return parse_scenario(c.doc, c.sources);
 }
 
+/// Llama 3 8B on one DGX A100 under PyTorch FSDP (ZeRO-3), one sequence of 2048 tokens per GPU and
+/// micro-batch, `microbatches` of them per step, recomputation `recompute`.
+inline nlohmann::json fsdp_llama3_8b(int microbatches, const std::string& recompute) {
+  return {{"model", "llama-3-8b"},
+          {"hardware", "dgx-a100-80g"},
+          {"gpus", 8},
+          {"training",
+           {{"seq_len", 2048},
+            {"micro_batch_size", 1},
+            {"global_batch_size", 8 * microbatches},
+            {"framework", "pytorch-fsdp"}}},
+          {"parallelism", {{"zero_stage", 3}}},
+          {"memory", {{"recompute", recompute}}}};
+}
+
 /// Rows of (what, source value, Strata value), printed as a table with the relative error.
 class Comparison {
  public:

@@ -17,16 +17,8 @@ using nlohmann::json;
 
 namespace {
 
-// Llama 3 8B on one DGX A100 under FSDP (ZeRO-3), one sequence per GPU, no recomputation.
-json fsdp_8b() {
-  return {{"model", "llama-3-8b"},
-          {"hardware", "dgx-a100-80g"},
-          {"gpus", 8},
-          {"training",
-           {{"seq_len", 2048}, {"micro_batch_size", 1}, {"global_batch_size", 8}, {"framework", "pytorch-fsdp"}}},
-          {"parallelism", {{"zero_stage", 3}}},
-          {"memory", {{"recompute", "none"}}}};
-}
+// One micro-batch per step, no recomputation.
+json fsdp_8b() { return test::fsdp_llama3_8b(1, "none"); }
 
 const std::string kAutocast = "training.param_precision=fp32";
 

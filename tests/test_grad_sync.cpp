@@ -15,16 +15,8 @@ using nlohmann::json;
 
 namespace {
 
-// Llama 3 8B on one DGX A100 under FSDP (ZeRO-3), four micro-batches of one sequence per GPU.
-json fsdp_8b() {
-  return {{"model", "llama-3-8b"},
-          {"hardware", "dgx-a100-80g"},
-          {"gpus", 8},
-          {"training",
-           {{"seq_len", 2048}, {"micro_batch_size", 1}, {"global_batch_size", 32}, {"framework", "pytorch-fsdp"}}},
-          {"parallelism", {{"zero_stage", 3}}},
-          {"memory", {{"recompute", "full"}}}};
-}
+// Four micro-batches per step, full recomputation.
+json fsdp_8b() { return test::fsdp_llama3_8b(4, "full"); }
 
 const std::string kNoSync = "training.grad_sync=last-microbatch";
 
