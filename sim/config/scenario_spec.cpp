@@ -110,7 +110,7 @@ const ParamTable kTraining = {
     {.key = "param_precision", .kind = ParamKind::choice,
      .doc = "dtype the parameters are stored and gathered in; default = precision (16 bits under fp8), the "
             "optimizer keeping an fp32 master copy; fp32 under bf16/fp16 = PyTorch AMP (torch.autocast over "
-            "fp32 parameters: Lightning bf16-mixed, HF Trainer bf16): no master copy, ZeRO-3/FSDP gathers 4 bytes "
+            "fp32 parameters, as Lightning's bf16-mixed runs it): no master copy, ZeRO-3/FSDP gathers 4 bytes "
             "per parameter, each linear casts its weight every forward and keeps the cast for its backward, and "
             "gradients default to fp32",
      .choices = {"fp32", "bf16", "fp16"}, .optional = true},
