@@ -5,9 +5,8 @@
 
 #include "sim/analysis/run.hpp"
 #include "sim/dag/layer_work.hpp"
-#include "sim/dag/training_dag.hpp"
 #include "sim/graph/memory_model.hpp"
-#include "sim/graph/pipeline_partition.hpp"
+#include "dag_support.hpp"
 #include "support.hpp"
 
 using namespace strata;
@@ -19,18 +18,6 @@ namespace {
 json fsdp_8b() { return test::fsdp_llama3_8b(4, "full"); }
 
 const std::string kNoSync = "training.grad_sync=last-microbatch";
-
-struct Built {
-  ComputeGraph graph;
-  TaskDag dag;
-};
-
-Built built(const Scenario& sc) {
-  Built b{build_compute_graph(sc.model, {.seq_len = sc.training.seq_len, .micro_batch = 1}), {}};
-  const auto part = partition_layers(static_cast<int>(sc.model.num_layers), 1, 1);
-  b.dag = build_training_dag(sc, b.graph, part, estimate_memory(sc, b.graph, part), {true, -1, 1});
-  return b;
-}
 
 /// Gradient reductions of rank 0 in one iteration (data-parallel collectives off the gather stream,
 /// which carries ZeRO-1/2's gathers of the updated weights): how many, and the bytes their flows move.
@@ -53,8 +40,8 @@ TEST_CASE("grad_sync last-microbatch reduces once per step what every-microbatch
   const Scenario once = test::load_inline(fsdp_8b(), {kNoSync});
   REQUIRE(every.num_microbatches() == 4);
   REQUIRE(every.training.behaviour.grad_sync == GradientSync::every_microbatch);
-  const auto [n_every, bytes_every] = reductions(built(every).dag);
-  const auto [n_once, bytes_once] = reductions(built(once).dag);
+  const auto [n_every, bytes_every] = reductions(test::single_stage_dag(every).dag);
+  const auto [n_once, bytes_once] = reductions(test::single_stage_dag(once).dag);
   REQUIRE(n_once > 0);
   CHECK(n_every == 4 * n_once);
   CHECK(bytes_every == Approx(4.0 * bytes_once));
@@ -72,7 +59,7 @@ TEST_CASE("grad_sync last-microbatch keeps the whole gradient on every rank and 
   CHECK(o.hbm.gradients == Approx(g * o.all_parameters));
   // Each micro-batch's backward adds its gradient into the buffer (autograd's .grad): read the
   // gradient, read and write the buffer, per parameter of the block.
-  const Built b = built(every);
+  const test::BuiltDag b = test::single_stage_dag(every);
   const LayerWork before = layer_work(every, b.graph)[0], after = layer_work(once, b.graph)[0];
   CHECK(after.bwd_bytes - before.bwd_bytes == Approx(before.params * (2.0 + 2.0 * g)));
   CHECK(after.fwd_s == before.fwd_s);
@@ -90,7 +77,8 @@ TEST_CASE("grad_sync last-microbatch keeps the whole gradient on every rank and 
     const Scenario once2 = test::load_inline(fsdp_8b(), {"parallelism.zero_stage=2", kNoSync});
     const RunResult r2 = estimate_scenario(once2);
     CHECK(r2.memory.stages.front().hbm.gradients == Approx(g * r2.memory.stages.front().all_parameters));
-    CHECK(reductions(built(every2).dag).first == 4 * reductions(built(once2).dag).first);
+    CHECK(reductions(test::single_stage_dag(every2).dag).first ==
+          4 * reductions(test::single_stage_dag(once2).dag).first);
   }
   SECTION("an explicit grad_accumulation none is kept") {
     const Scenario none = test::load_inline(fsdp_8b(), {kNoSync, "training.grad_accumulation=none"});

@@ -100,7 +100,7 @@ TEST_CASE("Invalid scenarios give one pinned line per error", "[input]") {
        "optimizer, "
        "iterations, flash_attention, framework, attention_kernel, overlap_grad_reduce, overlap_param_gather, "
        "align_param_gather, overlap_tp_comm, tp_overlap_method, sequence_parallel_style, fp8_scaling, "
-       "overlap_p2p_comm, async_tp_backward, "
+       "fp8_param_gather, overlap_p2p_comm, async_tp_backward, "
        "fused_elementwise, grad_accumulation, grad_sync, "
        "selective_recompute, cross_entropy, logit_metrics, moe)"},
       // Explicit pipeline partitions (base: 96 layers, pp 8, virtual_stages 3).
@@ -245,6 +245,13 @@ TEST_CASE("Invalid scenarios give one pinned line per error", "[input]") {
        "--set training.grad_accumulation=cast-add: /training/grad_accumulation: cast-add casts 16-bit gradients to "
        "fp32 (DeepSpeed's BF16_Optimizer); under autocast over fp32 parameters they arrive in fp32 (expected none "
        "or add)"},
+      {"fp8 parameter gathers in 16-bit training", with(base(), "/parallelism/distributed_optimizer", true),
+       {"training.fp8_param_gather=true"},
+       "--set training.fp8_param_gather=true: /training/fp8_param_gather: needs training.precision fp8 (got bf16)"},
+      {"fp8 parameter gathers without sharded parameters", base(),
+       {"hardware=dgx-h100", "training.precision=fp8", "training.fp8_param_gather=true"},
+       "--set training.fp8_param_gather=true: /training/fp8_param_gather: applies to parameter all-gathers: needs "
+       "parallelism.zero_stage 1-3 or parallelism.distributed_optimizer"},
       {"near storage without computational SSDs",
        with(base(), "/checkpoint", {{"strategy", "near_storage"}, {"tiers", {"local_ssd", "object_store"}}}), {},
        "inline.json: /checkpoint/strategy: near_storage runs the optimizer on the SSDs: hardware dgx-a100-80g needs "

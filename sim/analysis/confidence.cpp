@@ -175,8 +175,8 @@ Confidence assess_confidence(const Scenario& sc, const RunResult& r) {
   // MoE runs have their own band (warn_moe_and_long_context).
   if (sc.training.precision == Precision::fp8 && !sc.model.is_moe())
     c.warnings.push_back(fmt::format("fp8 runs came out {:.0f} % shorter to {:.0f} % longer than measured in the {} "
-                                     "published FP8 runs (H100: NeMo, Megatron-Bridge, torchtitan; B200: NeMo, "
-                                     "Megatron-Bridge) Strata reproduces, "
+                                     "published FP8 runs (H100: NeMo, Megatron-Bridge, torchtitan; H200: torchtitan; "
+                                     "B200: NeMo, Megatron-Bridge) Strata reproduces, "
                                      "most optimistic on models of hidden size 5120 and less in older NeMo releases",
                                      -kFp8Band.low_percent, kFp8Band.high_percent, kFp8Band.runs));
   const FrameworkBehaviour& b = sc.training.behaviour;

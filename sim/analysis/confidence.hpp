@@ -44,23 +44,24 @@ inline constexpr ValidatedBand kDeepspeedPipelineBand{4, -22.3, -9.1};
 inline constexpr ValidatedBand kOffloadBand{5, -29.6, 28.4};
 /// Dense FP8 training on H100: NeMo 24.07 (GPT-3 5B to 175B, Llama 2 and 3) and 24.09 (Llama 3.1 8B, 70B,
 /// 405B), Megatron-Bridge 25.11 (Llama 3 8B and 70B, Llama 3.1 405B) and 26.02 (the 70B and 405B at
-/// larger batches), torchtitan's Float8 Llama 3.1
-/// 70B with and without AsyncTP (December 2024 and June 2025) and 8B at TP 8 (June 2025); on B200,
-/// NeMo 25.02 (Llama 3 8B, 70B, 405B, GPT-3 175B), Megatron-Bridge 25.11 (Llama 3 8B, Llama 3.1 405B)
-/// and Together AI's run of its 26.02 recipe (Llama 3.1 8B). Optimistic most on narrow models in the
-/// older NeMo releases (GPT-3 5B on H100, Llama 3 8B on B200).
-inline constexpr ValidatedBand kFp8Band{30, -18.2, 6.6};
+/// larger batches), torchtitan's Float8 Llama 3.1 8B under FSDP on 8 and 128 GPUs (December 2024),
+/// 70B with and without AsyncTP (December 2024 and June 2025) and 8B at TP 8 (June 2025); on H200,
+/// torchtitan's 8B under FSDP on 32 and 64 GPUs (Trainy, June 2025); on B200, NeMo 25.02 (Llama 3 8B,
+/// 70B, 405B, GPT-3 175B), Megatron-Bridge 25.11 (Llama 3 8B, Llama 3.1 405B) and Together AI's run of
+/// its 26.02 recipe (Llama 3.1 8B). Optimistic most on narrow models in the older NeMo releases
+/// (GPT-3 5B on H100, Llama 3 8B on B200).
+inline constexpr ValidatedBand kFp8Band{34, -18.2, 6.6};
 /// GPUs run below their rated power (gpu.power_limit < gpu.tdp), whose SM clock comes from the f³
-/// power law (sustained_clock): torchtitan's runs on H100 at 500 W (Llama 3.1 8B eager and compiled;
-/// 70B Float8 with and without AsyncTP, December 2024; 8B at TP 8 and 70B, bf16 and Float8, with and
-/// without it, June 2025).
-inline constexpr ValidatedBand kPowerLimitBand{14, -8.9, 6.3};
+/// power law (sustained_clock): torchtitan's runs on H100 at 500 W (Llama 3.1 8B eager, compiled and
+/// compiled with Float8; 70B Float8 with and without AsyncTP, December 2024; 8B at TP 8 and 70B, bf16
+/// and Float8, with and without it, June 2025).
+inline constexpr ValidatedBand kPowerLimitBand{16, -8.9, 6.3};
 /// Narrow dense models on H100: hidden size kNarrowHidden or less, every framework (Megatron-LM's
 /// 1.7B and 7.1B, NVIDIA's NeMo Llama 3/3.1 8B, Llama 2 7B and GPT-3 5B, Megatron-Bridge's Llama 3
-/// 8B, torchtitan's Llama 3.1 8B at TP 1 and 8, llm-foundry's MPT-7B): optimistic on all but one,
-/// most on the narrowest and the older releases. MoE models are kMoeBand's.
+/// 8B, torchtitan's Llama 3.1 8B at TP 1 (bf16 and Float8) and 8, llm-foundry's MPT-7B): optimistic
+/// on all but one, most on the narrowest and the older releases. MoE models are kMoeBand's.
 inline constexpr double kNarrowHidden = 4096;
-inline constexpr ValidatedBand kNarrowH100Band{19, -18.2, 6.6};
+inline constexpr ValidatedBand kNarrowH100Band{21, -18.2, 6.6};
 /// Whether the scenario is in that regime.
 bool narrow_on_h100(const Scenario& sc);
 /// Wider dense models on H100 in 16 bits with the megatron-core preset (NVIDIA's dgxc NeMo 24.09 GPT-3

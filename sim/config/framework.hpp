@@ -196,6 +196,11 @@ struct FrameworkBehaviour {
   bool fp8_gathers_output_gradients = false;
   /// Under fp8, how the activations' scales are found.
   Fp8Scaling fp8_scaling = Fp8Scaling::delayed;
+  /// Under fp8, the weights of the linears that run in fp8 all-gathered in fp8, 1 byte each: by ZeRO-3
+  /// before each layer and by the distributed optimizer after the step (torchao's
+  /// enable_fsdp_float8_all_gather under FSDP2, Megatron-Core's fp8_param_gather); false: at the
+  /// weights' own width. Every preset leaves it off, as torchao and Megatron-Core default.
+  bool fp8_param_gather = false;
 };
 
 /// Whether the backward's TP collectives are pipelined with its GEMMs (training.overlap_tp_comm with

@@ -67,7 +67,7 @@ void register_builtin_policies(PolicyCatalog& catalog) {
                             "training framework preset (overrides: training.overlap_grad_reduce, overlap_param_gather, "
                             "overlap_tp_comm, tp_overlap_method, sequence_parallel_style, overlap_p2p_comm, "
                             "async_tp_backward, attention_kernel, fused_elementwise, grad_accumulation, grad_sync, "
-                            "selective_recompute, cross_entropy, fp8_scaling)",
+                            "selective_recompute, cross_entropy, fp8_scaling, fp8_param_gather)",
                             {}};
   for (const auto& f : framework_docs()) frameworks.policies.push_back({to_string(f.framework), f.doc});
   catalog.add(std::move(frameworks));

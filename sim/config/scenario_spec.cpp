@@ -155,6 +155,10 @@ const ParamTable kTraining = {
      .doc = "under fp8, how an activation's scale is found: delayed (Transformer Engine's amax history) or current "
             "(the tensor's own amax, a pass of its own before the cast); default from the framework",
      .choices = names("fp8_scaling"), .optional = true},
+    {.key = "fp8_param_gather", .kind = ParamKind::boolean,
+     .doc = "under fp8, the fp8 linears' weights all-gathered in fp8 by ZeRO-3 and the distributed optimizer "
+            "(torchao's enable_fsdp_float8_all_gather, Megatron-Core's fp8_param_gather); default false",
+     .optional = true},
     {.key = "overlap_p2p_comm", .kind = ParamKind::boolean,
      .doc = "pipeline sends asynchronous beside the compute (Megatron overlap_p2p_comm); default from the framework",
      .optional = true},
@@ -759,6 +763,14 @@ Scenario parse_scenario(const json& doc, const SourceMap& sources) {
   if (tr.has("fp8_scaling"))
     t.behaviour.fp8_scaling =
         enum_from_name(tr.choice("fp8_scaling"), {Fp8Scaling::delayed, Fp8Scaling::current}, t.behaviour.fp8_scaling);
+  if (tr.has("fp8_param_gather")) {
+    t.behaviour.fp8_param_gather = tr.boolean("fp8_param_gather");
+    if (t.behaviour.fp8_param_gather && t.precision != Precision::fp8)
+      tr.error("fp8_param_gather", fmt::format("needs training.precision fp8 (got {})", to_string(t.precision)));
+    else if (t.behaviour.fp8_param_gather && p.zero_stage == 0 && !p.distributed_optimizer)
+      tr.error("fp8_param_gather", "applies to parameter all-gathers: needs parallelism.zero_stage 1-3 or "
+                                   "parallelism.distributed_optimizer");
+  }
   if (tr.has("overlap_tp_comm")) {
     t.behaviour.overlap_tp_comm = tr.boolean("overlap_tp_comm");
     // Transformer Engine overlaps the sequence-parallel all-gather and reduce-scatter; Megatron-Bridge

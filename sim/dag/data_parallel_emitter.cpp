@@ -42,6 +42,9 @@ std::vector<MemoryChange> DataParallelEmitter::gather_ahead(int stage, const Dag
   // all_params / (dp·cp) (LayerWork).
   const double shard =
       (layout.ep > 1 ? w.all_params * plan_.states.weights : full) / static_cast<double>(layout.replicas());
+  // What the gather moves and leaves in HBM: narrower than the stored weights where the fp8
+  // linears' are gathered in fp8 (each rank casts its shard before sending it).
+  const double gathered = plan_.gathered_bytes(w.params, w.fp8_params);
   // history holds, per earlier gather, what had run when it was issued: waiting for the entry
   // `ahead` back lets this gather overlap that many layers of compute. Its first entry is what
   // restart_gathers left: the step the iteration's gathers follow.
@@ -62,16 +65,20 @@ std::vector<MemoryChange> DataParallelEmitter::gather_ahead(int stage, const Dag
   if (layout.replicas() > 1) {
     // Under EP the dense weights come from the DP×CP group, the experts' from their expert-DP group.
     const bool experts_apart = layout.ep > 1 && w.expert_params > 0.0;
-    auto phases = dp_collective(stage, Collective::all_gather,
-                                experts_apart ? (w.params - w.expert_params) * plan_.states.weights : full,
-                                kind, pos, Stream::gather);
+    auto phases = dp_collective(
+        stage, Collective::all_gather,
+        experts_apart ? plan_.gathered_bytes(w.params - w.expert_params, w.fp8_params - w.expert_params) : gathered,
+        kind, pos, Stream::gather);
     if (experts_apart && layout.expert_dp_size() > 1)
-      phases.push_back(expert_dp_collective(stage, Collective::all_gather, w.expert_params * plan_.states.weights, pos,
-                                            kind, Stream::gather));
+      phases.push_back(expert_dp_collective(stage, Collective::all_gather,
+                                            plan_.gathered_bytes(w.expert_params, w.expert_params), pos, kind,
+                                            Stream::gather));
     for (const auto& g : gate) phases.front().deps.insert(phases.front().deps.end(), g.begin(), g.end());
     if (transient) {
-      phases.back().allocate.push_back({Tier::hbm, MemoryUse::workspace, full - shard});
-      release.push_back({Tier::hbm, MemoryUse::workspace, full - shard});
+      // The other ranks' shards, as gathered.
+      const double others = full > 0.0 ? (full - shard) * gathered / full : 0.0;
+      phases.back().allocate.push_back({Tier::hbm, MemoryUse::workspace, others});
+      release.push_back({Tier::hbm, MemoryUse::workspace, others});
     }
     TaskId done = 0;
     for (auto& task : phases) done = ctx_.dag().add(std::move(task));
@@ -107,18 +114,21 @@ TaskId DataParallelEmitter::gradient_reduction(int stage, const DagContext::Chun
 }
 
 void DataParallelEmitter::gather_updated(int stage, double parameters, double expert_parameters,
-                                         const std::vector<TaskId>& step, DagContext::Frontier& done) {
+                                         double fp8_parameters, const std::vector<TaskId>& step,
+                                         DagContext::Frontier& done) {
   // On the gather stream: the next iteration's reductions must not queue behind it (they do not
   // wait for it under a delayed update). Under EP the experts' shards are gathered over their
   // expert-DP group, the dense ones over DP.
   const RankLayout& layout = ctx_.layout();
   const bool experts_apart = layout.ep > 1 && expert_parameters > 0.0;
-  auto phases = dp_collective(stage, Collective::all_gather,
-                              (experts_apart ? parameters - expert_parameters : parameters) * plan_.states.weights,
-                              TaskKind::dp_comm, {0, -1, -1}, Stream::gather);
+  const double dense = experts_apart ? plan_.gathered_bytes(parameters - expert_parameters,
+                                                            fp8_parameters - expert_parameters)
+                                     : plan_.gathered_bytes(parameters, fp8_parameters);
+  auto phases = dp_collective(stage, Collective::all_gather, dense, TaskKind::dp_comm, {0, -1, -1}, Stream::gather);
   if (experts_apart && layout.expert_dp_size() > 1)
-    phases.push_back(expert_dp_collective(stage, Collective::all_gather, expert_parameters * plan_.states.weights,
-                                          {0, -1, -1}, TaskKind::dp_comm, Stream::gather));
+    phases.push_back(expert_dp_collective(stage, Collective::all_gather,
+                                          plan_.gathered_bytes(expert_parameters, expert_parameters), {0, -1, -1},
+                                          TaskKind::dp_comm, Stream::gather));
   for (auto& task : phases) {
     for (TaskId id : step) task.deps.push_back(id);
     TaskId g = ctx_.dag().add(std::move(task));

@@ -41,6 +41,14 @@ struct DataParallelPlan {
   UpdatedGather updated_gather = UpdatedGather::after_step;
   Tier params_tier = Tier::none;     ///< where offloaded parameters live (ZeRO-Infinity)
   StateBytes states;
+  /// The fp8 linears' weights gathered in fp8 (FrameworkBehaviour::fp8_param_gather).
+  bool fp8_param_gather = false;
+
+  /// What all-gathering `params` weights moves, `fp8_params` of them the fp8 linears'.
+  double gathered_bytes(double params, double fp8_params) const {
+    const double fp8_width = fp8_param_gather ? 1.0 : states.weights;
+    return (params - fp8_params) * states.weights + fp8_params * fp8_width;
+  }
 };
 
 class DataParallelEmitter {
@@ -83,9 +91,10 @@ class DataParallelEmitter {
                             const DagContext::Frontier& last);
   /// ZeRO-1/2 and the distributed optimizer, not overlapped: the updated weights all-gathered after the step
   /// (`step`, one task per lane); `done` becomes the gather. `expert_parameters`: the routed experts'
-  /// part of `parameters`, gathered over the expert-DP group under EP.
-  void gather_updated(int stage, double parameters, double expert_parameters, const std::vector<TaskId>& step,
-                      DagContext::Frontier& done);
+  /// part of `parameters`, gathered over the expert-DP group under EP; `fp8_parameters` the part in
+  /// linears that run in fp8, experts included.
+  void gather_updated(int stage, double parameters, double expert_parameters, double fp8_parameters,
+                      const std::vector<TaskId>& step, DagContext::Frontier& done);
   /// After the step: the next iteration's first gathers fetch the weights it will use.
   void restart_gathers(int stage, const DagContext::Frontier& last);
 

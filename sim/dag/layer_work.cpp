@@ -234,6 +234,7 @@ std::vector<LayerWork> layer_work(const Scenario& sc, const ComputeGraph& graph,
     }
     if (!(op.shares_embedding && sc.parallelism.pp == 1)) {
       w.params += op.params_split / op_tp + op.params_replicated;
+      if (runs_in_fp8(op.kind)) w.fp8_params += op.params_split / op_tp + op.params_replicated;
       if (op.params() > 0.0) weight_ops[static_cast<std::size_t>(entry)] += 1.0;
     }
     // Per TP rank even for folded experts: whole experts on tp× fewer ranks each shard the same

@@ -49,6 +49,9 @@ struct LayerWork {
   double transient = 0.0;  ///< bytes the forward holds only while it runs (Op::transient_bytes)
   double params = 0.0;   ///< weights held by this TP rank
   double expert_params = 0.0;  ///< the routed experts' part of `params` (this rank's num_experts/ep)
+  /// The part of `params` in the linears that run in fp8 under fp8 (runs_in_fp8: the projections and
+  /// the experts, not the embedding, norms or LM head), whatever the precision.
+  double fp8_params = 0.0;
   /// Weights with every expert (before EP): sharded states and the checkpoint divide these over dp
   /// (see StageMemory::all_parameters).
   double all_params = 0.0;

@@ -40,7 +40,8 @@ void OptimizerEmitter::step(int stage) {
     ids = offload_.host_optimizer(stage, tier, params, deps);
   }
   DagContext::Frontier done = DagContext::frontier_of(ids);
-  if (dp_.gathers_updated_after_step()) dp_.gather_updated(stage, sm.parameters, sm.expert_parameters, ids, done);
+  if (dp_.gathers_updated_after_step())
+    dp_.gather_updated(stage, sm.parameters, sm.expert_parameters, sm.fp8_parameters, ids, done);
   if (tier != Tier::none && plan_.delayed_update) {
     // DPU: the next iteration runs on the weights of the step before this one, so it waits only for
     // that step while this one overlaps it.

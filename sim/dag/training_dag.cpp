@@ -46,7 +46,8 @@ DataParallelPlan data_parallel_plan(const Scenario& sc) {
           .prefetch_layers = b.overlap_param_gather ? sc.memory.offload.prefetch_layers : 0,
           .updated_gather = updated,
           .params_tier = sc.memory.offload.params,
-          .states = state_bytes(sc.training)};
+          .states = state_bytes(sc.training),
+          .fp8_param_gather = b.fp8_param_gather};
 }
 
 /// The framework's TP overlap on this GPU: one slice per TP rank, the passes its method pipelines, and

@@ -1,6 +1,7 @@
 #include "sim/graph/memory_model.hpp"
 
 #include "sim/graph/expert_sharding.hpp"
+#include "sim/graph/kernel_costs.hpp"
 
 #include <algorithm>
 
@@ -114,6 +115,7 @@ namespace {
 struct StageContents {
   double params = 0.0;         // per TP rank, before ZeRO and EP
   double expert_params = 0.0;  // the routed experts' part of params
+  double fp8_params = 0.0;     // the part of params in the linears that run in fp8 (runs_in_fp8)
   double held_expert_params = 0.0;  // the experts per expert-TP rank (tp, or 1 folded), before EP
   double largest_op = 0.0;     // per TP rank
   double layer_activations = 0.0;   // one micro-batch, all blocks on the stage
@@ -149,6 +151,7 @@ std::vector<StageContents> stage_contents(const Scenario& sc, const ComputeGraph
     if (!(op.shares_embedding && part.stages == 1)) {
       double local = op.params_split / static_cast<double>(sc.parallelism.tp) + op.params_replicated;
       c.params += local;
+      if (runs_in_fp8(op.kind)) c.fp8_params += local;
       const double experts = expert_params_per_tp_rank(op, sc.parallelism.tp);
       const double held = expert_params_per_tp_rank(op, sc.parallelism.expert_tp());
       c.expert_params += experts;
@@ -231,6 +234,8 @@ MemoryEstimate estimate_memory(const Scenario& sc, const ComputeGraph& graph, co
     };
     sm.parameters = rank_params(c);
     sm.expert_parameters = c.held_expert_params / ep;
+    // The experts run in fp8: their held share replaces their per-TP one as in rank_params.
+    sm.fp8_parameters = par.ep == 1 ? c.fp8_params : c.fp8_params - c.expert_params + c.held_expert_params / ep;
     sm.all_parameters = c.params;
     sm.layers = part.layers_on_stage(s);
     sm.microbatches_in_flight = microbatches_in_flight(sc, s);

@@ -77,6 +77,8 @@ struct StageMemory {
   std::int64_t num_ranks = 0;
   double parameters = 0.0;  ///< parameters this rank holds (before ZeRO sharding)
   double expert_parameters = 0.0;  ///< the routed experts' part of `parameters` (num_experts/ep of them)
+  /// The part of `parameters` in the linears that run in fp8 under fp8 (runs_in_fp8), experts included.
+  double fp8_parameters = 0.0;
   /// The stage's parameters per TP rank with every expert (before EP). Sharded states divide these
   /// over dp: dense ones over dp, experts over the expert-data-parallel group of dp/ep ranks holding
   /// the same ones, and dense/dp + (experts/ep)/(dp/ep) = (dense + experts)/dp.

@@ -247,6 +247,9 @@ std::vector<Metric> build_table() {
   add(one("scenario.fp8_scaling", U::text, P::always,
           "under fp8, how an activation's scale is found: delayed or current (training.fp8_scaling)",
           [](auto& in) { return json(to_string(S(in).training.behaviour.fp8_scaling)); }));
+  add(one("scenario.fp8_param_gather", U::flag, P::always,
+          "under fp8, the fp8 linears' weights all-gathered in fp8 (training.fp8_param_gather)",
+          [](auto& in) { return json(S(in).training.behaviour.fp8_param_gather); }));
   add(one("scenario.overlap_p2p_comm", U::flag, P::always,
           "pipeline sends asynchronous beside the compute (training.overlap_p2p_comm)",
           [](auto& in) { return json(S(in).training.behaviour.overlap_p2p_comm); }));
