@@ -74,7 +74,8 @@ TEST_CASE("The distributed optimizer's gather of the updated weights moves the f
   const Scenario wide = test::load_inline(doc);
   const Scenario narrow = test::load_inline(doc, {kFp8Gathers});
   const test::BuiltDag b = test::single_stage_dag(wide);
-  const StageMemory& stage = estimate_memory(wide, b.graph, partition_layers(32, 1, 1)).stages.front();
+  const MemoryEstimate memory = estimate_memory(wide, b.graph, partition_layers(32, 1, 1));
+  const StageMemory& stage = memory.stages.front();
   REQUIRE(stage.fp8_parameters > 0.0);
   const double before = moved(b.dag, TaskKind::dp_comm, Stream::gather);
   const double after = moved(test::single_stage_dag(narrow).dag, TaskKind::dp_comm, Stream::gather);

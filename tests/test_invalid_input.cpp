@@ -252,6 +252,12 @@ TEST_CASE("Invalid scenarios give one pinned line per error", "[input]") {
        {"hardware=dgx-h100", "training.precision=fp8", "training.fp8_param_gather=true"},
        "--set training.fp8_param_gather=true: /training/fp8_param_gather: applies to parameter all-gathers: needs "
        "parallelism.zero_stage 1-3 or parallelism.distributed_optimizer"},
+      {"fp8 parameter gathers under DeepSpeed", base(),
+       {"hardware=dgx-h100", "parallelism.pp=1", "parallelism.schedule=1f1b", "parallelism.virtual_stages=1",
+        "parallelism.zero_stage=3", "training.framework=deepspeed", "training.precision=fp8",
+        "training.fp8_param_gather=true"},
+       "--set training.fp8_param_gather=true: /training/fp8_param_gather: is not a DeepSpeed option (its ZeRO gathers "
+       "the weights at their own width; expected false with training.framework deepspeed)"},
       {"near storage without computational SSDs",
        with(base(), "/checkpoint", {{"strategy", "near_storage"}, {"tiers", {"local_ssd", "object_store"}}}), {},
        "inline.json: /checkpoint/strategy: near_storage runs the optimizer on the SSDs: hardware dgx-a100-80g needs "

@@ -139,8 +139,8 @@ Confidence assess_confidence(const Scenario& sc, const RunResult& r) {
     for (const GpuBand& b : kFsdpBands)
       if (family == b.family) band = &b;
     if (!band)
-      c.warnings.push_back(fmt::format("pytorch-fsdp is validated on A100 and H100 only (docs/validation.md, "
-                                       "llm-foundry sweep), not on {}",
+      c.warnings.push_back(fmt::format("pytorch-fsdp's published sweep (llm-foundry, docs/validation.md) ran on A100 "
+                                       "and H100, not on {}: its error band does not apply",
                                        sc.hardware.gpu.model));
     else if (band->band.high_percent < 0.0)
       c.warnings.push_back(fmt::format("with pytorch-fsdp on {} Strata's iterations were {:.0f}-{:.0f} % shorter "

@@ -42,7 +42,7 @@ inline constexpr ValidatedBand kDeepspeedBand{6, -29.6, 28.4};
 inline constexpr ValidatedBand kDeepspeedPipelineBand{4, -22.3, -9.1};
 /// Runs with parameters, optimizer states or activations offloaded (ZeRO-Offload, ZeRO-Infinity; V100).
 inline constexpr ValidatedBand kOffloadBand{5, -29.6, 28.4};
-/// Dense FP8 training on H100: NeMo 24.07 (GPT-3 5B to 175B, Llama 2 and 3) and 24.09 (Llama 3.1 8B, 70B,
+/// Dense FP8 training on H100, H200 and B200. On H100: NeMo 24.07 (GPT-3 5B to 175B, Llama 2 and 3) and 24.09 (Llama 3.1 8B, 70B,
 /// 405B), Megatron-Bridge 25.11 (Llama 3 8B and 70B, Llama 3.1 405B) and 26.02 (the 70B and 405B at
 /// larger batches), torchtitan's Float8 Llama 3.1 8B under FSDP on 8 and 128 GPUs (December 2024),
 /// 70B with and without AsyncTP (December 2024 and June 2025) and 8B at TP 8 (June 2025); on H200,
@@ -61,7 +61,7 @@ inline constexpr ValidatedBand kPowerLimitBand{16, -8.9, 6.3};
 /// 8B, torchtitan's Llama 3.1 8B at TP 1 (bf16 and Float8) and 8, llm-foundry's MPT-7B): optimistic
 /// on all but one, most on the narrowest and the older releases. MoE models are kMoeBand's.
 inline constexpr double kNarrowHidden = 4096;
-inline constexpr ValidatedBand kNarrowH100Band{21, -18.2, 6.6};
+inline constexpr ValidatedBand kNarrowH100Band{21, -18.2, 4.5};
 /// Whether the scenario is in that regime.
 bool narrow_on_h100(const Scenario& sc);
 /// Wider dense models on H100 in 16 bits with the megatron-core preset (NVIDIA's dgxc NeMo 24.09 GPT-3

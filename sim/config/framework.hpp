@@ -199,7 +199,8 @@ struct FrameworkBehaviour {
   /// Under fp8, the weights of the linears that run in fp8 all-gathered in fp8, 1 byte each: by ZeRO-3
   /// before each layer and by the distributed optimizer after the step (torchao's
   /// enable_fsdp_float8_all_gather under FSDP2, Megatron-Core's fp8_param_gather); false: at the
-  /// weights' own width. Every preset leaves it off, as torchao and Megatron-Core default.
+  /// weights' own width. Every preset leaves it off, as torchao and Megatron-Core default (Megatron-
+  /// Bridge's FP8 recipes turn it on: a scenario of theirs sets it).
   bool fp8_param_gather = false;
 };
 

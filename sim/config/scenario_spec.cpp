@@ -156,8 +156,9 @@ const ParamTable kTraining = {
             "(the tensor's own amax, a pass of its own before the cast); default from the framework",
      .choices = names("fp8_scaling"), .optional = true},
     {.key = "fp8_param_gather", .kind = ParamKind::boolean,
-     .doc = "under fp8, the fp8 linears' weights all-gathered in fp8 by ZeRO-3 and the distributed optimizer "
-            "(torchao's enable_fsdp_float8_all_gather, Megatron-Core's fp8_param_gather); default false",
+     .doc = "under fp8, the fp8 linears' weights all-gathered in fp8 by ZeRO/FSDP and the distributed optimizer "
+            "(torchao's enable_fsdp_float8_all_gather, Megatron-Core's fp8_param_gather, on in Megatron-Bridge's "
+            "FP8 recipes); default false",
      .optional = true},
     {.key = "overlap_p2p_comm", .kind = ParamKind::boolean,
      .doc = "pipeline sends asynchronous beside the compute (Megatron overlap_p2p_comm); default from the framework",
@@ -770,6 +771,9 @@ Scenario parse_scenario(const json& doc, const SourceMap& sources) {
     else if (t.behaviour.fp8_param_gather && p.zero_stage == 0 && !p.distributed_optimizer)
       tr.error("fp8_param_gather", "applies to parameter all-gathers: needs parallelism.zero_stage 1-3 or "
                                    "parallelism.distributed_optimizer");
+    else if (t.behaviour.fp8_param_gather && t.framework == Framework::deepspeed)
+      tr.error("fp8_param_gather", "is not a DeepSpeed option (its ZeRO gathers the weights at their own width; "
+                                   "expected false with training.framework deepspeed)");
   }
   if (tr.has("overlap_tp_comm")) {
     t.behaviour.overlap_tp_comm = tr.boolean("overlap_tp_comm");
