@@ -311,7 +311,10 @@ TEST_CASE("Invalid sweep files get one line per error with the JSON pointer", "[
     try {
       strata::parse_sweep(c.doc, "s.json");
     } catch (const strata::InputError& e) {
-      for (const auto& d : e.diagnostics()) got += (got.empty() ? "" : "\n") + d.to_string();
+      for (const auto& d : e.diagnostics()) {
+        if (!got.empty()) got += '\n';
+        got += d.to_string();
+      }
     }
     CHECK(got == c.expected);
   }
