@@ -4,7 +4,8 @@
 // efficiency.nvlink_p2p, efficiency.nvlink_sharp, nvlink.latency, nvlink.collective_latency) and the A100 profiles'
 // nic.latency were fitted on these curves, and the curves found after the fit (H100 all-gather, reduce-scatter and
 // send/recv, a B200 send across nodes) check it; this test keeps both true and writes the table between the
-// collectives markers of docs/validation.md. A curve with a known gap is shown with its reason and not held to the tolerance.
+// collectives markers of docs/validation.md. A curve with a known gap is shown with its reason and not held to the
+// tolerance.
 
 #include <catch2/catch.hpp>
 
