@@ -65,23 +65,23 @@ std::vector<MemoryChange> DataParallelEmitter::gather_ahead(int stage, const Dag
   if (layout.replicas() > 1) {
     // Under EP the dense weights come from the DP×CP group, the experts' from their expert-DP group.
     const bool experts_apart = layout.ep > 1 && w.expert_params > 0.0;
-    auto phases = dp_collective(
+    std::vector<Task> collectives{group_collective(
         stage, Collective::all_gather,
         experts_apart ? plan_.gathered_bytes(w.params - w.expert_params, w.fp8_params - w.expert_params) : gathered,
-        kind, pos, Stream::gather);
+        pos, kind, Stream::gather, Group::data_parallel)};
     if (experts_apart && layout.expert_dp_size() > 1)
-      phases.push_back(expert_dp_collective(stage, Collective::all_gather,
-                                            plan_.gathered_bytes(w.expert_params, w.expert_params), pos, kind,
-                                            Stream::gather));
-    for (const auto& g : gate) phases.front().deps.insert(phases.front().deps.end(), g.begin(), g.end());
+      collectives.push_back(group_collective(stage, Collective::all_gather,
+                                        plan_.gathered_bytes(w.expert_params, w.expert_params), pos, kind,
+                                        Stream::gather, Group::expert_data_parallel));
+    for (const auto& g : gate) collectives.front().deps.insert(collectives.front().deps.end(), g.begin(), g.end());
     if (transient) {
       // The other ranks' shards, as gathered.
       const double others = full > 0.0 ? (full - shard) * gathered / full : 0.0;
-      phases.back().allocate.push_back({Tier::hbm, MemoryUse::workspace, others});
+      collectives.back().allocate.push_back({Tier::hbm, MemoryUse::workspace, others});
       release.push_back({Tier::hbm, MemoryUse::workspace, others});
     }
     TaskId done = 0;
-    for (auto& task : phases) done = ctx_.dag().add(std::move(task));
+    for (auto& task : collectives) done = ctx_.dag().add(std::move(task));
     for (auto& g : gate) g = {done};
   }
   if (ahead != kIssuedAtRestart) {
@@ -101,15 +101,16 @@ TaskId DataParallelEmitter::gradient_reduction(int stage, const DagContext::Chun
   const Collective c = sharded() ? Collective::reduce_scatter : Collective::all_reduce;
   const bool experts_apart = layout.ep > 1 && w.expert_params > 0.0;
   const double grads = (experts_apart ? w.params - w.expert_params : w.params) * plan_.states.gradients;
-  auto phases = dp_collective(stage, c, grads, TaskKind::dp_comm, pos);
+  std::vector<Task> collectives{group_collective(stage, c, grads, pos, TaskKind::dp_comm, Stream::dp_comm,
+                                            Group::data_parallel)};
   // The experts' gradients: over the ranks holding the same experts (Megatron-Core's
   // expert-data-parallel group); nothing to reduce when it is one rank.
   if (experts_apart && layout.expert_dp_size() > 1)
-    phases.push_back(expert_dp_collective(stage, c, w.expert_params * plan_.states.gradients, pos, TaskKind::dp_comm,
-                                          Stream::dp_comm));
-  for (const auto& l : last) phases.front().deps.insert(phases.front().deps.end(), l.begin(), l.end());
+    collectives.push_back(group_collective(stage, c, w.expert_params * plan_.states.gradients, pos, TaskKind::dp_comm,
+                                      Stream::dp_comm, Group::expert_data_parallel));
+  for (const auto& l : last) collectives.front().deps.insert(collectives.front().deps.end(), l.begin(), l.end());
   auto& tasks = dp_tasks_[static_cast<std::size_t>(stage)];
-  for (auto& task : phases) tasks.push_back(ctx_.dag().add(std::move(task)));
+  for (auto& task : collectives) tasks.push_back(ctx_.dag().add(std::move(task)));
   return tasks.back();
 }
 
@@ -124,12 +125,13 @@ void DataParallelEmitter::gather_updated(int stage, double parameters, double ex
   const double dense = experts_apart ? plan_.gathered_bytes(parameters - expert_parameters,
                                                             fp8_parameters - expert_parameters)
                                      : plan_.gathered_bytes(parameters, fp8_parameters);
-  auto phases = dp_collective(stage, Collective::all_gather, dense, TaskKind::dp_comm, {0, -1, -1}, Stream::gather);
+  std::vector<Task> collectives{group_collective(stage, Collective::all_gather, dense, {0, -1, -1}, TaskKind::dp_comm,
+                                            Stream::gather, Group::data_parallel)};
   if (experts_apart && layout.expert_dp_size() > 1)
-    phases.push_back(expert_dp_collective(stage, Collective::all_gather,
-                                          plan_.gathered_bytes(expert_parameters, expert_parameters), {0, -1, -1},
-                                          TaskKind::dp_comm, Stream::gather));
-  for (auto& task : phases) {
+    collectives.push_back(group_collective(stage, Collective::all_gather,
+                                      plan_.gathered_bytes(expert_parameters, expert_parameters), {0, -1, -1},
+                                      TaskKind::dp_comm, Stream::gather, Group::expert_data_parallel));
+  for (auto& task : collectives) {
     for (TaskId id : step) task.deps.push_back(id);
     TaskId g = ctx_.dag().add(std::move(task));
     for (auto& d : done) d = {g};
@@ -142,63 +144,21 @@ void DataParallelEmitter::restart_gathers(int stage, const DagContext::Frontier&
   gather_history_[static_cast<std::size_t>(stage)] = {ready};
 }
 
-/// A data-parallel collective. When whole groups of replicas share each node (NVLink) it is
-/// hierarchical: an intra-node phase over NVLink, then the inter-node phase over the NICs on 1/g of
-/// the buffer (NCCL's tree/ring split); otherwise one flat ring over every replica. ZeRO-3 gathers
-/// use the gather stream so they can run ahead of the gradient reductions (DeepSpeed's prefetch).
-/// Returns the phases in order; stream order serialises them.
-std::vector<Task> DataParallelEmitter::dp_collective(int stage, Collective c, double bytes, TaskKind kind,
-                                                     const DagContext::ChunkPos& pos, Stream stream) {
-  const RankLayout& layout = ctx_.layout();
-  const std::int64_t gpn = layout.gpus_per_node, tp = layout.tp, dp = layout.replicas();
-  const std::int64_t per_node = gpn % tp == 0 ? std::min(gpn / tp, dp) : 1;
-  const bool hierarchical = per_node > 1 && dp % per_node == 0 && (tp * dp) % gpn == 0 && dp / per_node > 1;
-  enum class Scope { intra, inter, flat };
-  std::vector<std::pair<Collective, Scope>> phases;
-  if (!hierarchical) {
-    phases = {{c, Scope::flat}};
-  } else if (c == Collective::all_reduce) {
-    phases = {{Collective::reduce_scatter, Scope::intra}, {Collective::all_reduce, Scope::inter},
-              {Collective::all_gather, Scope::intra}};
-  } else if (c == Collective::reduce_scatter) {
-    phases = {{Collective::reduce_scatter, Scope::intra}, {Collective::reduce_scatter, Scope::inter}};
-  } else {
-    phases = {{Collective::all_gather, Scope::inter}, {Collective::all_gather, Scope::intra}};
-  }
-  std::vector<Task> out;
-  for (const auto& [phase, scope] : phases) {
-    Task merged = ctx_.base(kind, stream, {}, stage);
-    DagContext::set_pos(merged, pos);
-    for (const DagContext::Lane& lane : ctx_.lanes()) {
-      const std::int64_t r = ctx_.rank_of(stage, lane);
-      const std::vector<std::int64_t> full = layout.dp_group(r);
-      const std::int64_t d = layout.replica(r);
-      std::vector<std::int64_t> ring;
-      for (std::int64_t i = 0; i < dp; ++i) {
-        const bool member = scope == Scope::flat || (scope == Scope::intra ? i / per_node == d / per_node
-                                                                           : i % per_node == d % per_node);
-        if (member) ring.push_back(full[static_cast<std::size_t>(i)]);
-      }
-      const double share = scope == Scope::inter ? bytes / static_cast<double>(per_node) : bytes;
-      Task part = nccl_collective(phase, ring, {r}, share, kind, stream, layout);
-      merged.ranks.push_back(r);
-      merged.latency_steps = part.latency_steps;
-      merged.collective_calls = part.collective_calls;
-      merged.flows.insert(merged.flows.end(), part.flows.begin(), part.flows.end());
-    }
-    out.push_back(std::move(merged));
-  }
-  return out;
-}
-
-Task DataParallelEmitter::expert_dp_collective(int stage, Collective c, double bytes, const DagContext::ChunkPos& pos,
-                                               TaskKind kind, Stream stream) {
+/// One NCCL collective per lane over its data-parallel group (DP×CP) or its expert-data-parallel group,
+/// as one ring over every member: across nodes NCCL spreads it over the members' NICs (rails,
+/// nccl_collective), which is how the measured curves of docs/validation.md run, 8 GPUs per node or
+/// fewer (10 x 8 H100 all-gathers and reduce-scatters within 10 %). ZeRO-3 gathers use the gather
+/// stream so they can run ahead of the gradient reductions (DeepSpeed's prefetch).
+Task DataParallelEmitter::group_collective(int stage, Collective c, double bytes, const DagContext::ChunkPos& pos,
+                                           TaskKind kind, Stream stream, Group group) {
   const RankLayout& layout = ctx_.layout();
   Task merged = ctx_.base(kind, stream, {}, stage);
   DagContext::set_pos(merged, pos);
   for (const DagContext::Lane& lane : ctx_.lanes()) {
     const std::int64_t r = ctx_.rank_of(stage, lane);
-    Task part = nccl_collective(c, layout.expert_dp_group(r), {r}, bytes, kind, stream, layout);
+    const std::vector<std::int64_t> members =
+        group == Group::expert_data_parallel ? layout.expert_dp_group(r) : layout.dp_group(r);
+    Task part = nccl_collective(c, members, {r}, bytes, kind, stream, layout);
     merged.ranks.push_back(r);
     merged.latency_steps = part.latency_steps;
     merged.collective_calls = part.collective_calls;

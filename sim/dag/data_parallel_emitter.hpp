@@ -4,8 +4,8 @@
 /// reduce-scatter into shards under ZeRO / the distributed optimizer), the ZeRO-3 parameter gathers
 /// ahead of each layer's compute (with ZeRO-Infinity's fetch of offloaded shards), and the
 /// ZeRO-1/2 / distributed-optimizer all-gather of the updated weights: after the step, or layer by
-/// layer in the next forward when the framework overlaps it. Collectives are hierarchical when
-/// whole replica groups share a node. Under expert parallelism the experts' gradients are reduced
+/// layer in the next forward when the framework overlaps it. Each collective is one NCCL ring over its
+/// group, spread over the members' NICs across nodes. Under expert parallelism the experts' gradients are reduced
 /// over their expert-data-parallel group, the dense ones over DP.
 
 #include <cstdint>
@@ -106,11 +106,11 @@ class DataParallelEmitter {
                                          DagContext::Frontier& last, std::size_t ahead, bool transient,
                                          TaskKind kind);
   static constexpr std::size_t kIssuedAtRestart = static_cast<std::size_t>(-1);
-  std::vector<Task> dp_collective(int stage, Collective c, double bytes, TaskKind kind,
-                                  const DagContext::ChunkPos& pos, Stream stream = Stream::dp_comm);
-  /// A flat ring over each lane's expert-data-parallel group (the dp/ep ranks holding its experts).
-  Task expert_dp_collective(int stage, Collective c, double bytes, const DagContext::ChunkPos& pos, TaskKind kind,
-                            Stream stream);
+  /// The ranks a collective runs over: a lane's DP×CP group, or its expert-data-parallel group (the
+  /// ranks holding the same experts under EP).
+  enum class Group { data_parallel, expert_data_parallel };
+  Task group_collective(int stage, Collective c, double bytes, const DagContext::ChunkPos& pos, TaskKind kind,
+                        Stream stream, Group group);
 
   DagContext& ctx_;
   DataParallelPlan plan_;
