@@ -71,8 +71,8 @@ std::vector<MemoryChange> DataParallelEmitter::gather_ahead(int stage, const Dag
         pos, kind, Stream::gather, Group::data_parallel)};
     if (experts_apart && layout.expert_dp_size() > 1)
       collectives.push_back(group_collective(stage, Collective::all_gather,
-                                        plan_.gathered_bytes(w.expert_params, w.expert_params), pos, kind,
-                                        Stream::gather, Group::expert_data_parallel));
+                                             plan_.gathered_bytes(w.expert_params, w.expert_params), pos, kind,
+                                             Stream::gather, Group::expert_data_parallel));
     for (const auto& g : gate) collectives.front().deps.insert(collectives.front().deps.end(), g.begin(), g.end());
     if (transient) {
       // The other ranks' shards, as gathered.
@@ -101,13 +101,13 @@ TaskId DataParallelEmitter::gradient_reduction(int stage, const DagContext::Chun
   const Collective c = sharded() ? Collective::reduce_scatter : Collective::all_reduce;
   const bool experts_apart = layout.ep > 1 && w.expert_params > 0.0;
   const double grads = (experts_apart ? w.params - w.expert_params : w.params) * plan_.states.gradients;
-  std::vector<Task> collectives{group_collective(stage, c, grads, pos, TaskKind::dp_comm, Stream::dp_comm,
-                                            Group::data_parallel)};
+  std::vector<Task> collectives{
+      group_collective(stage, c, grads, pos, TaskKind::dp_comm, Stream::dp_comm, Group::data_parallel)};
   // The experts' gradients: over the ranks holding the same experts (Megatron-Core's
   // expert-data-parallel group); nothing to reduce when it is one rank.
   if (experts_apart && layout.expert_dp_size() > 1)
-    collectives.push_back(group_collective(stage, c, w.expert_params * plan_.states.gradients, pos, TaskKind::dp_comm,
-                                      Stream::dp_comm, Group::expert_data_parallel));
+    collectives.push_back(group_collective(stage, c, w.expert_params * plan_.states.gradients, pos,
+                                           TaskKind::dp_comm, Stream::dp_comm, Group::expert_data_parallel));
   for (const auto& l : last) collectives.front().deps.insert(collectives.front().deps.end(), l.begin(), l.end());
   auto& tasks = dp_tasks_[static_cast<std::size_t>(stage)];
   for (auto& task : collectives) tasks.push_back(ctx_.dag().add(std::move(task)));
@@ -125,12 +125,12 @@ void DataParallelEmitter::gather_updated(int stage, double parameters, double ex
   const double dense = experts_apart ? plan_.gathered_bytes(parameters - expert_parameters,
                                                             fp8_parameters - expert_parameters)
                                      : plan_.gathered_bytes(parameters, fp8_parameters);
-  std::vector<Task> collectives{group_collective(stage, Collective::all_gather, dense, {0, -1, -1}, TaskKind::dp_comm,
-                                            Stream::gather, Group::data_parallel)};
+  std::vector<Task> collectives{group_collective(stage, Collective::all_gather, dense, {0, -1, -1},
+                                                 TaskKind::dp_comm, Stream::gather, Group::data_parallel)};
   if (experts_apart && layout.expert_dp_size() > 1)
     collectives.push_back(group_collective(stage, Collective::all_gather,
-                                      plan_.gathered_bytes(expert_parameters, expert_parameters), {0, -1, -1},
-                                      TaskKind::dp_comm, Stream::gather, Group::expert_data_parallel));
+                                           plan_.gathered_bytes(expert_parameters, expert_parameters), {0, -1, -1},
+                                           TaskKind::dp_comm, Stream::gather, Group::expert_data_parallel));
   for (auto& task : collectives) {
     for (TaskId id : step) task.deps.push_back(id);
     TaskId g = ctx_.dag().add(std::move(task));
@@ -146,9 +146,10 @@ void DataParallelEmitter::restart_gathers(int stage, const DagContext::Frontier&
 
 /// One NCCL collective per lane over its data-parallel group (DP×CP) or its expert-data-parallel group,
 /// as one ring over every member: across nodes NCCL spreads it over the members' NICs (rails,
-/// nccl_collective), which is how the measured curves of docs/validation.md run, 8 GPUs per node or
-/// fewer (10 x 8 H100 all-gathers and reduce-scatters within 10 %). ZeRO-3 gathers use the gather
-/// stream so they can run ahead of the gradient reductions (DeepSpeed's prefetch).
+/// nccl_collective), as the measured curves of docs/validation.md run (10 x 8 H100 all-gathers and
+/// reduce-scatters within 11 % from 512 MiB; three phases in turn, NVLink, NICs, NVLink, were 60 % slow
+/// there). ZeRO-3 gathers use the gather stream so they can run ahead of the gradient reductions
+/// (DeepSpeed's prefetch).
 Task DataParallelEmitter::group_collective(int stage, Collective c, double bytes, const DagContext::ChunkPos& pos,
                                            TaskKind kind, Stream stream, Group group) {
   const RankLayout& layout = ctx_.layout();
