@@ -1,4 +1,4 @@
-// Collectives as measured: nccl-tests curves of 8-GPU nodes and of 2 such nodes
+// Collectives as measured: nccl-tests curves of 8-GPU nodes and of 2 and 10 such nodes
 // (tests/data/validation/collectives.json) against the time Strata's DES gives the same collective on the profile
 // the curve's node is, at every measured size. The NVLink fields of the profiles (efficiency.nvlink,
 // efficiency.nvlink_p2p, efficiency.nvlink_sharp, nvlink.latency, nvlink.collective_latency) and the A100 profiles'
@@ -118,9 +118,10 @@ TEST_CASE("Validation: NCCL collectives inside a node against nccl-tests curves"
       CHECK(cmp.mean_error() <= mean_tolerance);
     }
   }
-  table += "\nAcross nodes only 2-node curves are held: the published A100 curves of 4-16 nodes come from "
-           "clusters run below their NICs' rate (untuned RoCE, one InfiniBand port per 8-GPU pod), and "
-           "with 2 nodes NCCL may pick its tree algorithm, which Strata does not model (it runs rings). Inside a node "
+  table += "\nAcross nodes the 2-node curves and one 10-node H100 curve are held; the published A100 curves of "
+           "4-16 nodes come from clusters run below their NICs' rate (untuned RoCE, one InfiniBand port per 8-GPU "
+           "pod), and with 2 nodes NCCL may pick its tree algorithm, which Strata does not model (it runs rings: "
+           "h100-2node-all-reduce). Training's data-parallel collectives are these rings. Inside a node "
            "whose NVSwitch reduces (NVLink SHARP), an all-reduce runs there (NCCL's NVLS) where it beats the ring, "
            "at the profile's efficiency.nvlink_sharp; across nodes NCCL's NVLS-tree all-reduce is not modelled.\n";
   const bool changed = strata::test::rewrite_region(strata::test::source_path("docs/validation.md"),
