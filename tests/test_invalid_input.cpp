@@ -170,6 +170,15 @@ TEST_CASE("Invalid scenarios give one pinned line per error", "[input]") {
       {"ZeRO-3 with pipelining", with(base(), "/parallelism/zero_stage", 3), {},
        "inline.json: /parallelism/zero_stage: ZeRO stage 3 cannot be combined with pp=8 (DeepSpeed supports "
        "only ZeRO-1 with pipeline parallelism)"},
+      {"shard replicas that do not divide dp", base(),
+       {"parallelism.pp=1", "parallelism.schedule=1f1b", "parallelism.virtual_stages=1", "parallelism.zero_stage=3",
+        "parallelism.dp_replicate=3"},
+       "--set parallelism.dp_replicate=3: /parallelism/dp_replicate: 3 does not divide dp=8 (each replica is a shard "
+       "group of dp/dp_replicate data-parallel ranks)"},
+      {"shard replicas without sharding", base(),
+       {"parallelism.pp=1", "parallelism.schedule=1f1b", "parallelism.virtual_stages=1", "parallelism.dp_replicate=2"},
+       "--set parallelism.dp_replicate=2: /parallelism/dp_replicate: 2 replicas of sharded states need zero_stage 1-3 "
+       "or distributed_optimizer (without sharding every rank is a replica)"},
       {"param offload without ZeRO-3", with(base(), "/memory", {{"offload", {{"params", "cpu"}}}}), {},
        "inline.json: /memory/offload/params: parameter offload needs zero_stage 3 (got 0)"},
       {"CXL offload without CXL", with(base(), "/memory", {{"offload", {{"activations", "cxl"}}}}), {},

@@ -104,12 +104,13 @@ TEST_CASE("Validation table: published training throughputs", "[validation][simu
     const strata::ParallelismSpec& p = sc.parallelism;
     row.pipelined = p.pp > 1;
     row.configuration = fmt::format(
-        "{} GPUs, TP{}{} PP{} DP{}{}{}, {} x {} tokens, recompute {}", sc.gpus, p.tp,
+        "{} GPUs, TP{}{} PP{} DP{}{}{}{}, {} x {} tokens, recompute {}", sc.gpus, p.tp,
         p.cp > 1 ? fmt::format(" CP{}", p.cp) : "", p.pp, p.dp,
         p.ep > 1
             ? fmt::format(" EP{}{}", p.ep, p.experts_folded() ? fmt::format(" ETP{}", p.etp) : "")
             : "",
         p.zero_stage > 0 ? fmt::format(" ZeRO-{}", p.zero_stage) : "",
+        p.dp_replicate > 1 ? fmt::format(" in {} replicas of {} (HSDP)", p.dp_replicate, p.shard_size()) : "",
         sc.training.global_batch_size, sc.training.seq_len, to_string(sc.memory.recompute));
     if (row.fp8) row.configuration += ", fp8";
     // Where offloaded states live, so a row's placement reads from the table, not only its scenario.

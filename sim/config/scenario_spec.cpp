@@ -249,6 +249,11 @@ const ParamTable kParallelism = {
      .max = 3},
     {.key = "distributed_optimizer", .kind = ParamKind::boolean, .default_value = false,
      .doc = "Megatron distributed optimizer: optimizer states sharded over DP (as ZeRO-1)"},
+    {.key = "dp_replicate", .kind = ParamKind::integer, .default_value = 1,
+     .doc = "replicas of the sharded states (FSDP HYBRID_SHARD / HSDP, DeepSpeed MiCS): ZeRO or the distributed "
+            "optimizer shards over dp·cp/dp_replicate consecutive data-parallel ranks, gradients are "
+            "reduce-scattered there and all-reduced across the replicas; divides dp",
+     .min = 1, .max = kMaxCount},
 };
 
 const ParamTable kMemory = {
@@ -581,6 +586,21 @@ void check_cross_fields(Scenario& sc, ObjectReader& top, ObjectReader& tr, Objec
     par.error("distributed_optimizer", fmt::format("is Megatron's form of ZeRO-1; do not combine it with "
                                                    "zero_stage={}", p.zero_stage));
   const OffloadSpec& o = sc.memory.offload;
+  if (p.dp_replicate > 1) {
+    if (p.dp % p.dp_replicate != 0)
+      par.error("dp_replicate", fmt::format("{} does not divide dp={} (each replica is a shard group of "
+                                            "dp/dp_replicate data-parallel ranks)", p.dp_replicate, p.dp));
+    if (p.zero_stage == 0 && !p.distributed_optimizer)
+      par.error("dp_replicate", fmt::format("{} replicas of sharded states need zero_stage 1-3 or "
+                                            "distributed_optimizer (without sharding every rank is a replica)",
+                                            p.dp_replicate));
+    if (p.ep > 1)
+      par.error("dp_replicate", fmt::format("{} with ep={}: Strata does not model replicated shard groups with "
+                                            "expert parallelism", p.dp_replicate, p.ep));
+    if (o.params != Tier::none || o.optimizer != Tier::none)
+      par.error("dp_replicate", fmt::format("{} with offloaded parameters or optimizer states: Strata does not "
+                                            "model replicated shard groups with offload", p.dp_replicate));
+  }
   if (o.params != Tier::none && p.zero_stage != 3)
     off.error("params", fmt::format("parameter offload needs zero_stage 3 (got {})", p.zero_stage));
   if (o.optimizer != Tier::none && p.zero_stage == 0 && !p.distributed_optimizer)
@@ -686,6 +706,7 @@ Scenario parse_scenario(const json& doc, const SourceMap& sources) {
                                         PipelinePartitioning::uniform);
   p.zero_stage = par.integer("zero_stage");
   p.distributed_optimizer = par.boolean("distributed_optimizer");
+  p.dp_replicate = par.integer("dp_replicate");
 
   ObjectReader mem(top.object("memory"), "/memory", kMemory, diag);
   sc.memory.recompute = enum_from_name(mem.choice("recompute"), {Recompute::none, Recompute::selective, Recompute::full},

@@ -99,7 +99,14 @@ struct ParallelismSpec {
   PipelinePartitioning pipeline_partition = PipelinePartitioning::uniform;
   std::int64_t zero_stage = 0;
   bool distributed_optimizer = false;
+  /// Replicas of the sharded model states (PyTorch FSDP HYBRID_SHARD / HSDP, torchtitan's
+  /// data_parallel_replicate_degree, DeepSpeed MiCS): ZeRO or the distributed optimizer shards over
+  /// dp·cp / dp_replicate consecutive data-parallel ranks, and the groups hold copies of each other's
+  /// shards. 1: one shard group, the whole of DP.
+  std::int64_t dp_replicate = 1;
 
+  /// Ranks a ZeRO / distributed-optimizer shard group spans: dp·cp / dp_replicate.
+  std::int64_t shard_size() const { return dp * cp / dp_replicate; }
   /// The experts' tensor-parallel degree: etp where set, tp otherwise.
   std::int64_t expert_tp() const { return etp > 0 ? etp : tp; }
   /// Expert parallelism folded over TP, CP and DP with whole experts (etp 1 where tp > 1).

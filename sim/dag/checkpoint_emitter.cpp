@@ -23,7 +23,8 @@ void CheckpointEmitter::emit(int stage, const DagContext::Frontier& in_flight) {
   const CheckpointBehaviour& policy = plan_.policy;
   const bool sync = policy.blocks_until_durable, near = plan_.near_storage, in_memory = policy.peer_replicas > 0;
   // Near storage: the fp32 master on the SSDs stands for the 16-bit weights.
-  // Experts are divided over their expert-DP replicas: all_parameters / dp (see StageMemory).
+  // Experts are divided over their expert-DP replicas: all_parameters / dp (see StageMemory). Under
+  // HSDP each rank writes its share of the shard its group replicates, the same bytes.
   const double weights = near ? 0.0 : sm.all_parameters * plan_.states.weights / shards;
   const double optimizer = sm.all_parameters * plan_.states.optimizer / shards, total = weights + optimizer;
   const int chunks = static_cast<int>(policy.chunks);

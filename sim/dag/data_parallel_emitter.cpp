@@ -39,9 +39,9 @@ std::vector<MemoryChange> DataParallelEmitter::gather_ahead(int stage, const Dag
   const std::size_t lanes = ctx_.num_lanes();
   const double full = w.params * plan_.states.weights;
   // Under EP the experts' shard is 1/expert_dp_size of this rank's experts, which comes to
-  // all_params / (dp·cp) (LayerWork).
+  // all_params / (dp·cp) (LayerWork); HSDP (no EP) shards over the shard group.
   const double shard =
-      (layout.ep > 1 ? w.all_params * plan_.states.weights : full) / static_cast<double>(layout.replicas());
+      (layout.ep > 1 ? w.all_params * plan_.states.weights : full) / static_cast<double>(layout.shard_size());
   // What the gather moves and leaves in HBM: narrower than the stored weights where the fp8
   // linears' are gathered in fp8 (each rank casts its shard before sending it).
   const double gathered = plan_.gathered_bytes(w.params, w.fp8_params);
@@ -62,13 +62,13 @@ std::vector<MemoryChange> DataParallelEmitter::gather_ahead(int stage, const Dag
     release.push_back({Tier::hbm, MemoryUse::workspace, shard});
     gate = DagContext::frontier_of(fetched);
   }
-  if (layout.replicas() > 1) {
+  if (layout.shard_size() > 1) {
     // Under EP the dense weights come from the DP×CP group, the experts' from their expert-DP group.
     const bool experts_apart = layout.ep > 1 && w.expert_params > 0.0;
     std::vector<Task> collectives{group_collective(
         stage, Collective::all_gather,
         experts_apart ? plan_.gathered_bytes(w.params - w.expert_params, w.fp8_params - w.expert_params) : gathered,
-        pos, kind, Stream::gather, Group::data_parallel)};
+        pos, kind, Stream::gather, Group::shard)};
     if (experts_apart && layout.expert_dp_size() > 1)
       collectives.push_back(group_collective(stage, Collective::all_gather,
                                              plan_.gathered_bytes(w.expert_params, w.expert_params), pos, kind,
@@ -101,8 +101,14 @@ TaskId DataParallelEmitter::gradient_reduction(int stage, const DagContext::Chun
   const Collective c = sharded() ? Collective::reduce_scatter : Collective::all_reduce;
   const bool experts_apart = layout.ep > 1 && w.expert_params > 0.0;
   const double grads = (experts_apart ? w.params - w.expert_params : w.params) * plan_.states.gradients;
-  std::vector<Task> collectives{
-      group_collective(stage, c, grads, pos, TaskKind::dp_comm, Stream::dp_comm, Group::data_parallel)};
+  std::vector<Task> collectives{group_collective(stage, c, grads, pos, TaskKind::dp_comm, Stream::dp_comm,
+                                                 sharded() ? Group::shard : Group::data_parallel)};
+  // HSDP: each shard group reduce-scatters into its shards, then the shard's copies in the other
+  // groups are all-reduced (FSDP HYBRID_SHARD; MiCS's hierarchical reduction).
+  if (sharded() && layout.dp_replicate > 1)
+    collectives.push_back(group_collective(stage, Collective::all_reduce,
+                                           grads / static_cast<double>(layout.shard_size()), pos, TaskKind::dp_comm,
+                                           Stream::dp_comm, Group::replicate));
   // The experts' gradients: over the ranks holding the same experts (Megatron-Core's
   // expert-data-parallel group); nothing to reduce when it is one rank.
   if (experts_apart && layout.expert_dp_size() > 1)
@@ -126,7 +132,7 @@ void DataParallelEmitter::gather_updated(int stage, double parameters, double ex
                                                             fp8_parameters - expert_parameters)
                                      : plan_.gathered_bytes(parameters, fp8_parameters);
   std::vector<Task> collectives{group_collective(stage, Collective::all_gather, dense, {0, -1, -1},
-                                                 TaskKind::dp_comm, Stream::gather, Group::data_parallel)};
+                                                 TaskKind::dp_comm, Stream::gather, Group::shard)};
   if (experts_apart && layout.expert_dp_size() > 1)
     collectives.push_back(group_collective(stage, Collective::all_gather,
                                            plan_.gathered_bytes(expert_parameters, expert_parameters), {0, -1, -1},
@@ -157,8 +163,10 @@ Task DataParallelEmitter::group_collective(int stage, Collective c, double bytes
   DagContext::set_pos(merged, pos);
   for (const DagContext::Lane& lane : ctx_.lanes()) {
     const std::int64_t r = ctx_.rank_of(stage, lane);
-    const std::vector<std::int64_t> members =
-        group == Group::expert_data_parallel ? layout.expert_dp_group(r) : layout.dp_group(r);
+    const std::vector<std::int64_t> members = group == Group::expert_data_parallel ? layout.expert_dp_group(r)
+                                              : group == Group::shard                ? layout.shard_group(r)
+                                              : group == Group::replicate            ? layout.replicate_group(r)
+                                                                                     : layout.dp_group(r);
     Task part = nccl_collective(c, members, {r}, bytes, kind, stream, layout);
     merged.ranks.push_back(r);
     merged.latency_steps = part.latency_steps;

@@ -6,7 +6,9 @@
 /// ZeRO-1/2 / distributed-optimizer all-gather of the updated weights: after the step, or layer by
 /// layer in the next forward when the framework overlaps it. Each collective is one NCCL ring over its
 /// group, spread over the members' NICs across nodes. Under expert parallelism the experts' gradients are reduced
-/// over their expert-data-parallel group, the dense ones over DP.
+/// over their expert-data-parallel group, the dense ones over DP. With replicated shard groups (HSDP,
+/// parallelism.dp_replicate) the shards, gathers and reduce-scatters span a shard group, and each reduced shard
+/// is all-reduced across the replicas.
 
 #include <cstdint>
 #include <vector>
@@ -57,17 +59,17 @@ class DataParallelEmitter {
 
   /// Optimizer states (and, after ZeRO-1, the step) are sharded over the replicas.
   bool sharded() const { return plan_.zero_stage >= 1 || plan_.distributed_optimizer; }
-  double optimizer_shards() const { return sharded() ? static_cast<double>(ctx_.layout().replicas()) : 1.0; }
+  double optimizer_shards() const { return sharded() ? static_cast<double>(ctx_.layout().shard_size()) : 1.0; }
   /// ZeRO-3 gathers each layer's weights before its compute.
   bool gathers_params() const {
-    return plan_.zero_stage >= 3 && (ctx_.layout().replicas() > 1 || plan_.params_tier != Tier::none);
+    return plan_.zero_stage >= 3 && (ctx_.layout().shard_size() > 1 || plan_.params_tier != Tier::none);
   }
   /// ZeRO-2/3 reduce-scatter every micro-batch into their gradient partitions; otherwise the
   /// accumulated gradients are reduced once, after the last micro-batch.
   bool partitioned_grads() const { return plan_.zero_stage >= 2; }
   /// Sharded below ZeRO-3: each replica updates its shard and the weights are all-gathered after,
   /// either as one collective behind the step or layer by layer in the next forward.
-  bool gathers_updated() const { return sharded() && plan_.zero_stage < 3 && ctx_.layout().replicas() > 1; }
+  bool gathers_updated() const { return sharded() && plan_.zero_stage < 3 && ctx_.layout().shard_size() > 1; }
   bool gathers_updated_after_step() const {
     return gathers_updated() && plan_.updated_gather == UpdatedGather::after_step;
   }
@@ -106,9 +108,10 @@ class DataParallelEmitter {
                                          DagContext::Frontier& last, std::size_t ahead, bool transient,
                                          TaskKind kind);
   static constexpr std::size_t kIssuedAtRestart = static_cast<std::size_t>(-1);
-  /// The ranks a collective runs over: a lane's DP×CP group, or its expert-data-parallel group (the
-  /// ranks holding the same experts under EP).
-  enum class Group { data_parallel, expert_data_parallel };
+  /// The ranks a collective runs over: a lane's DP×CP group; its shard group (the DP×CP group unless
+  /// HSDP replicates the shards) or replicate group (its counterparts in the other shard groups); or
+  /// its expert-data-parallel group (the ranks holding the same experts under EP).
+  enum class Group { data_parallel, shard, replicate, expert_data_parallel };
   Task group_collective(int stage, Collective c, double bytes, const DagContext::ChunkPos& pos, TaskKind kind,
                         Stream stream, Group group);
 

@@ -78,7 +78,7 @@ void OffloadEmitter::gradient_out(int stage, const DagContext::ChunkPos& pos, co
                                   const DagContext::Frontier& reduced) {
   if (spec_.optimizer != Tier::none) {
     // ZeRO-Offload: each reduced gradient shard streams to host memory during the backward.
-    const double shard = w.all_params * states_.gradients / static_cast<double>(ctx_.layout().replicas());
+    const double shard = w.all_params * states_.gradients / static_cast<double>(ctx_.layout().shard_size());
     auto sent = ctx_.copies(stage, pos, Stream::grad_out, Tier::dram, false, shard, {}, {}, reduced);
     auto& out = grad_out_[static_cast<std::size_t>(stage)];
     out.assign(sent.begin(), sent.end());

@@ -11,8 +11,9 @@ OptimizerEmitter::OptimizerEmitter(DagContext& ctx, const OptimizerPlan& plan, c
 void OptimizerEmitter::step(int stage) {
   const StageMemory& sm = mem_.stages[static_cast<std::size_t>(stage)];
   const bool sharded = dp_.sharded();
-  const double shard = sharded ? static_cast<double>(ctx_.layout().replicas()) : 1.0;
-  // Sharded: dense parameters over dp·cp, experts over expert-DP, all_parameters / (dp·cp) (StageMemory).
+  const double shard = dp_.optimizer_shards();
+  // Sharded: dense parameters over the shard group (dp·cp without HSDP), experts over expert-DP,
+  // all_parameters / (dp·cp) (StageMemory).
   const double params = (sharded ? sm.all_parameters : sm.parameters) / shard;
   auto& last = ctx_.last(stage);
   DagContext::Frontier deps = last;

@@ -27,6 +27,8 @@ struct RankLayout {
   /// The smallest group inside one node whose all-reduce the node's NVSwitch reduces (NVLink SHARP,
   /// switch_all_reduce_from in collectives.hpp); 0: every all-reduce runs as a ring.
   std::int64_t switch_reduce_from = 0;
+  /// Replicas of the sharded states (HSDP): ZeRO shards over shard_size() consecutive replica indices.
+  std::int64_t dp_replicate = 1;
 
   /// The rank's place among its stage's ranks: replica·tp + tp_index.
   std::int64_t local(std::int64_t rank) const { return rank % (replicas() * tp); }
@@ -37,6 +39,8 @@ struct RankLayout {
 
   /// Ranks of a stage that hold the same weights for one TP index: dp·cp.
   std::int64_t replicas() const { return dp * cp; }
+  /// Ranks over which ZeRO or the distributed optimizer shards: dp·cp / dp_replicate.
+  std::int64_t shard_size() const { return replicas() / dp_replicate; }
 
   /// The rank of replica index `replica` (dp_index·cp + cp_index).
   std::int64_t rank(std::int64_t stage, std::int64_t replica, std::int64_t tp_index) const {
@@ -67,6 +71,23 @@ struct RankLayout {
   std::vector<std::int64_t> dp_group(std::int64_t r) const {
     std::vector<std::int64_t> g;
     for (std::int64_t e = 0; e < replicas(); ++e) g.push_back(rank(stage_of(r), e, tp_index(r)));
+    return g;
+  }
+  /// Members of the rank's shard group, in ring order: shard_size() consecutive replica indices (the
+  /// inner dimension of torchtitan's (dp_replicate, dp_shard) mesh; with CP inside it), over which ZeRO
+  /// shards and its gathers and reduce-scatters run. The whole DP×CP group when dp_replicate is 1.
+  std::vector<std::int64_t> shard_group(std::int64_t r) const {
+    std::vector<std::int64_t> g;
+    const std::int64_t first = replica(r) / shard_size() * shard_size();
+    for (std::int64_t e = first; e < first + shard_size(); ++e) g.push_back(rank(stage_of(r), e, tp_index(r)));
+    return g;
+  }
+  /// Members of the rank's replicate group, in ring order: the rank's counterparts in the other shard
+  /// groups, which hold the same shard and all-reduce its gradients.
+  std::vector<std::int64_t> replicate_group(std::int64_t r) const {
+    std::vector<std::int64_t> g;
+    for (std::int64_t e = replica(r) % shard_size(); e < replicas(); e += shard_size())
+      g.push_back(rank(stage_of(r), e, tp_index(r)));
     return g;
   }
   /// Members of the rank's expert-parallel group (the ranks its tokens' all-to-all spans): ep

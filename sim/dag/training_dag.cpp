@@ -27,7 +27,8 @@ namespace strata {
 
 RankLayout rank_layout(const Scenario& sc) {
   return {sc.parallelism.tp, sc.parallelism.pp, sc.parallelism.dp, sc.hardware.gpus_per_node, sc.parallelism.cp,
-          sc.parallelism.ep, sc.parallelism.experts_folded(), switch_all_reduce_from(sc.hardware)};
+          sc.parallelism.ep, sc.parallelism.experts_folded(), switch_all_reduce_from(sc.hardware),
+          sc.parallelism.dp_replicate};
 }
 
 namespace {
@@ -437,6 +438,7 @@ std::vector<double> checkpoint_bytes_per_rank(const Scenario& sc, const MemoryEs
   std::vector<double> out;
   for (const auto& sm : memory.stages)
     // Dense states divided over the DP×CP replicas, experts' over their expert-DP replicas: all/(dp·cp).
+    // Under HSDP the replicas of a shard share its writes (docs/references.md, Model-state memory).
     out.push_back(sm.all_parameters * ((near ? 0.0 : b.weights) + b.optimizer) / static_cast<double>(sc.parallelism.dp * sc.parallelism.cp));
   return out;
 }

@@ -206,8 +206,9 @@ MemoryEstimate estimate_memory(const Scenario& sc, const ComputeGraph& graph, co
   const ParallelismSpec& par = sc.parallelism;
   const OffloadSpec& off = sc.memory.offload;
   // ZeRO and the distributed optimizer shard over the ranks holding the same weights: DP × CP
-  // (Megatron-Core shards over its data-parallel group with context parallelism).
-  const double dp = static_cast<double>(par.dp * par.cp), ep = static_cast<double>(par.ep);
+  // (Megatron-Core shards over its data-parallel group with context parallelism), or over a shard
+  // group of them when HSDP replicates the shards (parallelism.dp_replicate).
+  const double shards = static_cast<double>(par.shard_size()), ep = static_cast<double>(par.ep);
   const StateBytes bytes = state_bytes(sc.training);
   const int zero = static_cast<int>(par.zero_stage);
   const bool shard_optimizer = zero >= 1 || par.distributed_optimizer;
@@ -226,9 +227,9 @@ MemoryEstimate estimate_memory(const Scenario& sc, const ComputeGraph& graph, co
     sm.num_ranks = par.tp * par.cp * par.dp;
     sm.first_rank = static_cast<std::int64_t>(s) * sm.num_ranks;
     // Expert parallelism: this rank holds num_experts/ep of the experts (whole when folded, else
-    // split over TP); sharded states divide the dense part over dp and the experts over the ranks
-    // holding the same ones (Megatron-Core's expert-data-parallel group), which comes to every
-    // parameter of the stage per TP rank over dp.
+    // split over TP); sharded states divide the dense part over the shard group and the experts over
+    // the ranks holding the same ones (Megatron-Core's expert-data-parallel group), which comes to
+    // every parameter of the stage per TP rank over dp (no HSDP with EP).
     const auto rank_params = [&](const StageContents& x) {
       return par.ep == 1 ? x.params : x.params - x.expert_params + x.held_expert_params / ep;
     };
@@ -239,27 +240,27 @@ MemoryEstimate estimate_memory(const Scenario& sc, const ComputeGraph& graph, co
     sm.all_parameters = c.params;
     sm.layers = part.layers_on_stage(s);
     sm.microbatches_in_flight = microbatches_in_flight(sc, s);
-    const double N = sm.parameters, all = c.params;  // all / dp: a fully sharded rank's parameters
+    const double N = sm.parameters, all = c.params;  // all / shards: a fully sharded rank's parameters
 
     // Model states (ZeRO §5: P_os shards optimizer states, P_g gradients, P_p parameters).
-    double weights = zero >= 3 ? bytes.weights * all / dp : bytes.weights * N;
+    double weights = zero >= 3 ? bytes.weights * all / shards : bytes.weights * N;
     // Without a sync before the last micro-batch (FSDP no_sync) every rank accumulates the whole
-    // gradient until the step's reduce-scatter (its 1/dp result, produced layer by layer as the whole
+    // gradient until the step's reduce-scatter (its 1/shards result, produced layer by layer as the whole
     // is freed, is left out).
     const bool accumulates_whole = sc.accumulates_whole_gradients();
-    double grads = !accumulates_whole ? bytes.gradients * all / dp : bytes.gradients * N;
+    double grads = !accumulates_whole ? bytes.gradients * all / shards : bytes.gradients * N;
     // DeepSpeed's BF16_Optimizer keeps the compute-dtype gradients it casts from (lp.grad) beside its
     // fp32 buffer (training.grad_accumulation cast-add; docs/references.md, Framework behaviour).
     if (sc.training.behaviour.grad_accumulation == GradAccumulation::cast_add && accumulates_whole)
       grads += bytes.weights * N;
-    double optim = shard_optimizer ? bytes.optimizer * all / dp : bytes.optimizer * N;
+    double optim = shard_optimizer ? bytes.optimizer * all / shards : bytes.optimizer * N;
     // ZeRO-3 gathers one op's full weights and produces its full gradient in the compute dtype
     // (DeepSpeed estimate_zero3_model_states_mem_needs: largest_layer_memory = 4·largest_layer_params).
     double gathered = zero >= 3 ? c.largest_op * 2.0 * bytes.weights : 0.0;
     if (off.optimizer != Tier::none) {
       // ZeRO-Offload: gradients stream to the tier as fp32 and the optimizer step runs there.
-      sm.offloaded[off.optimizer] += (bytes.optimizer + bytes_per_element(Precision::fp32)) * all / dp;
-      sm.offloaded_states[off.optimizer] += (bytes.optimizer + bytes_per_element(Precision::fp32)) * all / dp;
+      sm.offloaded[off.optimizer] += (bytes.optimizer + bytes_per_element(Precision::fp32)) * all / shards;
+      sm.offloaded_states[off.optimizer] += (bytes.optimizer + bytes_per_element(Precision::fp32)) * all / shards;
       optim = 0.0;
       // With sharded gradients (ZeRO-2/3) each bucket leaves as soon as it is reduced; below that the
       // full 16-bit gradients stay until the step.
@@ -269,21 +270,22 @@ MemoryEstimate estimate_memory(const Scenario& sc, const ComputeGraph& graph, co
       // Computational SSDs hold the optimizer states (fp32 master and moments) and receive the 16-bit
       // gradients; the step runs there (SK hynix's checkpoint-offload design, FMS 2025;
       // docs/references.md, Near-storage optimizer step).
-      const double on_ssd = (bytes.optimizer + bytes.weights) * (shard_optimizer ? all : N) / (shard_optimizer ? dp : 1.0);
+      const double on_ssd =
+          (bytes.optimizer + bytes.weights) * (shard_optimizer ? all : N) / (shard_optimizer ? shards : 1.0);
       sm.offloaded[Tier::local_ssd] += on_ssd;
       sm.offloaded_states[Tier::local_ssd] += on_ssd;
       optim = 0.0;
     }
     if (off.params != Tier::none) {
-      sm.offloaded[off.params] += bytes.weights * all / dp;
-      sm.offloaded_states[off.params] += bytes.weights * all / dp;
+      sm.offloaded[off.params] += bytes.weights * all / shards;
+      sm.offloaded_states[off.params] += bytes.weights * all / shards;
       weights = 0.0;
     }
     if (sc.checkpoint.enabled && behaviour(sc.checkpoint.strategy).replicates_next_stage && part.stages > 1) {
       // Bamboo: the stage also holds the next stage's weights and optimizer states (its replica).
       const StageContents& next = contents[static_cast<std::size_t>((s + 1) % part.stages)];
-      weights += bytes.weights * (zero >= 3 ? next.params : rank_params(next)) / (zero >= 3 ? dp : 1.0);
-      optim += bytes.optimizer * (shard_optimizer ? next.params : rank_params(next)) / (shard_optimizer ? dp : 1.0);
+      weights += bytes.weights * (zero >= 3 ? next.params : rank_params(next)) / (zero >= 3 ? shards : 1.0);
+      optim += bytes.optimizer * (shard_optimizer ? next.params : rank_params(next)) / (shard_optimizer ? shards : 1.0);
     }
     sm.hbm.params = weights;
     sm.hbm.gradients = grads;

@@ -213,6 +213,9 @@ std::vector<Metric> build_table() {
   add(one("scenario.parallelism.distributed_optimizer", U::flag, P::always,
           "Megatron distributed optimizer (optimizer states sharded over DP)",
           [](auto& in) { return json(S(in).parallelism.distributed_optimizer); }));
+  add(one("scenario.parallelism.dp_replicate", U::count, P::always,
+          "replicas of the sharded states (HSDP): ZeRO shards over dp·cp/dp_replicate ranks; 1: over all of DP",
+          [](auto& in) { return json(S(in).parallelism.dp_replicate); }));
   add(one("scenario.microbatches", U::count, P::always, "micro-batches per iteration per pipeline",
           [](auto& in) { return json(S(in).num_microbatches()); }));
   add(one("scenario.recompute", U::text, P::always, "activation recomputation policy",

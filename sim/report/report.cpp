@@ -150,8 +150,12 @@ std::string summary_table(const Scenario& sc, const RunResult& r) {
     if (tier != Tier::none) offload += fmt::format("{}{}→{}", offload.empty() ? "" : ", ", what, to_string(tier));
   const bool per_op = sc.memory.recompute == Recompute::selective &&
                       sc.training.behaviour.selective_recompute == SelectiveRecompute::every_other_matmul;
-  line(fmt::format("memory     ZeRO {}{}, recompute {}{}, offload {}{}", p.zero_stage,
-                   p.distributed_optimizer ? " (distributed optimizer)" : "", to_string(sc.memory.recompute),
+  line(fmt::format("memory     ZeRO {}{}{}, recompute {}{}, offload {}{}", p.zero_stage,
+                   p.distributed_optimizer ? " (distributed optimizer)" : "",
+                   p.dp_replicate > 1 ? fmt::format(" over shard groups of {}, {} replicas (HSDP)", p.shard_size(),
+                                                    p.dp_replicate)
+                                      : "",
+                   to_string(sc.memory.recompute),
                    per_op ? " (per op: every other matmul)" : "",
                    offload.empty() ? "none" : offload + (o.gpudirect ? " (GPUDirect Storage)" : ""),
                    sc.training.autocast() ? fmt::format(", {} parameters (autocast)",
