@@ -53,8 +53,6 @@ inline Result strata_cli(const std::string& args, const std::string& stderr_to =
   return r;
 }
 
-/// A path in the temporary folder, removed if it exists; named after this process, so that test cases
-/// running in parallel (ctest -j) never share one.
 /// A GPU's achievable bandwidth on the hop a collective takes: NVLink inside a node, or across nodes
 /// the slower of its NIC and its PCIe link (the closed forms the executor tests check against).
 inline double hop_bandwidth(const HardwareSpec& hw, bool inter_node) {
@@ -63,6 +61,8 @@ inline double hop_bandwidth(const HardwareSpec& hw, bool inter_node) {
                     : hw.nvlink_bandwidth.value * hw.efficiency.nvlink;
 }
 
+/// A path in the temporary folder, removed if it exists; named after this process, so that test cases
+/// running in parallel (ctest -j) never share one.
 inline std::string temp_file(const std::string& name) {
   auto p = std::filesystem::temp_directory_path() / fmt::format("strata-cli-test-{}-{}", ::getpid(), name);
   std::filesystem::remove_all(p);

@@ -4,7 +4,10 @@
 
 #include <catch2/catch.hpp>
 
+#include <fstream>
+
 #include "sim/analysis/run.hpp"
+#include "sim/plan/advisor.hpp"
 #include "sim/dag/training_dag.hpp"
 #include "dag_support.hpp"
 #include "support.hpp"
@@ -95,4 +98,32 @@ TEST_CASE("HSDP gathers and reduce-scatters inside the node and all-reduces each
   for (const Task& t : test::single_stage_dag(fsdp(16, 1)).dag.tasks)
     if (t.kind == TaskKind::param_gather) remote_gather = remote_gather || rank0_flows(t).remote;
   CHECK(remote_gather);
+}
+
+TEST_CASE("advise shards within each node when the network is slow, and over all of DP when it is not",
+          "[hsdp][plan][advise]") {
+  // Llama 2 7B under FSDP on 4 nodes of 8 A100: with one 100 Gb/s port per node the full shard's
+  // gathers cross it every layer, and the best layouts keep them inside the node.
+  const std::string path = test::temp_file("hsdp-advise.json");
+  std::ofstream(path) << json{{"model", "llama-2-7b"},
+                              {"hardware", "dgx-a100-80g"},
+                              {"gpus", 32},
+                              {"training",
+                               {{"seq_len", 4096},
+                                {"micro_batch_size", 1},
+                                {"global_batch_size", 64},
+                                {"framework", "pytorch-fsdp"},
+                                {"iterations", 1}}},
+                              {"parallelism", {{"zero_stage", 3}}}};
+  const auto best_replicas = [&](const std::vector<std::string>& sets) {
+    AdviseRequest r;
+    r.scenario = path;
+    for (const auto& s : sets) r.overrides.push_back(parse_override(s));
+    const AdviseResult a = advise(r, test::catalog(), nullptr);
+    REQUIRE_FALSE(a.ranked.empty());
+    return a.ranked.front().settings.value("parallelism.dp_replicate", 1);
+  };
+  CHECK(best_replicas({"hardware.nic.count=1", "hardware.nic.bandwidth=\"100 Gb/s\""}) == 4);
+  CHECK(best_replicas({}) == 1);
+  std::filesystem::remove(path);
 }

@@ -76,7 +76,8 @@ AdviseResult advise(const AdviseRequest& request, const DocumentResolver& resolv
 
   // 1. Every layout: TP within a node (powers of two), PP over divisors of the layer count, the rest
   //    DP; interleaving; micro-batch size; ZeRO (sharded optimizer; ZeRO-2/3 only without PP, as
-  //    DeepSpeed). For each, the least recomputation that fits; optimizer offload only if none does.
+  //    DeepSpeed), over all of DP or, across nodes, within each node (HSDP). For each, the least
+  //    recomputation that fits; optimizer offload only if none does.
   const std::int64_t gpus = base.gpus, layers = base.model.num_layers;
   // Context parallelism is searched for long sequences only: from 32K tokens (Llama 3 trained its
   // 8K-token phase without CP and its 128K phase with CP 16, Table 4), powers of two whose 2·cp
@@ -114,6 +115,7 @@ AdviseResult advise(const AdviseRequest& request, const DocumentResolver& resolv
                       {"memory.offload.activations", "none"}};
             // Only named when searched or set, so layouts of short sequences read as before.
             if (cp > 1 || base.parallelism.cp > 1) s["parallelism.cp"] = cp;
+            if (base.parallelism.dp_replicate > 1) s["parallelism.dp_replicate"] = 1;
             // Expert parallelism for MoE models, first carved out of DP, so ep divides dp and the
             // experts (sim/config/scenario_spec.cpp checks the same), then folded (below). Every divisor of
             // gcd(dp, num_experts) up to 64, DeepSeek-V3's training EP (
@@ -141,6 +143,17 @@ AdviseResult advise(const AdviseRequest& request, const DocumentResolver& resolv
                 layouts.push_back(std::move(e));
               }
             } else {
+              // Sharded states over more than a node: also sharded within each node and replicated
+              // across nodes (HSDP), which keeps the gathers on NVLink and sends only the reduced
+              // shards across nodes (docs/references.md, Configuration advisor).
+              const std::int64_t node_shard = base.hardware.gpus_per_node % (tp * cp) == 0
+                                                  ? base.hardware.gpus_per_node / (tp * cp) : 0;
+              const bool sharded = zero > 0 || (pp > 1 && dp > 1);
+              if (sharded && node_shard >= 2 && dp > node_shard && dp % node_shard == 0) {
+                json h = s;
+                h["parallelism.dp_replicate"] = dp / node_shard;
+                layouts.push_back(std::move(h));
+              }
               layouts.push_back(std::move(s));
             }
           }
@@ -175,6 +188,7 @@ AdviseResult advise(const AdviseRequest& request, const DocumentResolver& resolv
     // Memory pressure beyond recomputation: ZeRO-Offload of the optimizer to host memory.
     for (json s : layouts) {
       if (s["parallelism.zero_stage"] == 0 && !s["parallelism.distributed_optimizer"].get<bool>()) continue;
+      if (s.value("parallelism.dp_replicate", 1) > 1) continue;  // HSDP is not modelled with offload
       s["memory.offload.optimizer"] = "cpu";
       try_fit(s);
     }

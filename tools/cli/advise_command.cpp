@@ -49,6 +49,10 @@ int advise_command(const FolderCatalog& catalog, const AdviseOptions& o) {
   // Likewise an ep column only when it searched expert parallelism (MoE models).
   bool with_ep = false;
   for (const auto& c : a.ranked) with_ep = with_ep || c.settings.contains("parallelism.ep");
+  // "h" after the ZeRO stage: sharded within each node, replicated across nodes (HSDP).
+  const auto hsdp = [](const nlohmann::json& settings) { return settings.value("parallelism.dp_replicate", 1) > 1; };
+  bool with_hsdp = false;
+  for (const auto& c : a.ranked) with_hsdp = with_hsdp || hsdp(c.settings);
   std::printf("%-4s %3s %s%3s %4s %s%2s %3s %4s %-9s %-8s %-22s %9s %10s %6s %9s %s\n", "rank", "tp",
               with_cp ? " cp " : "", "pp", "dp", with_ep ? " ep " : "", "v", "mbs", "zero", "recompute", "offload", "checkpoint", "iteration", "tokens/s", "MFU", "HBM peak", "why");
   int rank = 0;
@@ -73,9 +77,11 @@ int advise_command(const FolderCatalog& catalog, const AdviseOptions& o) {
                 text(c.settings, "parallelism.tp").c_str(), cp.c_str(), text(c.settings, "parallelism.pp").c_str(),
                 text(c.settings, "parallelism.dp").c_str(), ep.c_str(), text(c.settings, "parallelism.virtual_stages").c_str(),
                 text(c.settings, "training.micro_batch_size").c_str(),
-                c.settings.at("parallelism.distributed_optimizer").get<bool>()
-                    ? "DO"
-                    : text(c.settings, "parallelism.zero_stage").c_str(),
+                ((c.settings.at("parallelism.distributed_optimizer").get<bool>()
+                      ? std::string("DO")
+                      : text(c.settings, "parallelism.zero_stage")) +
+                 (hsdp(c.settings) ? "h" : ""))
+                    .c_str(),
                 text(c.settings, "memory.recompute").c_str(), text(c.settings, "memory.offload.optimizer").c_str(),
                 ckpt.c_str(), format_seconds(num(f, "throughput.iteration_time_s")).c_str(),
                 format_count(num(f, "throughput.tokens_per_s")).c_str(),
@@ -83,12 +89,13 @@ int advise_command(const FolderCatalog& catalog, const AdviseOptions& o) {
                 c.verdict.c_str());
   }
   std::printf("columns: tp, %spp, dp%s parallel degrees; v model chunks per pipeline stage (interleaved schedule); mbs "
-              "micro-batch size; zero ZeRO stage, or DO for Megatron's distributed optimizer; recompute activation "
+              "micro-batch size; zero ZeRO stage, or DO for Megatron's distributed optimizer%s; recompute activation "
               "recomputation; offload where optimizer states live; checkpoint strategy and interval in iterations; "
               "iteration the steady-state iteration time; tokens/s for the whole cluster; MFU model FLOPs "
               "utilisation; HBM peak per GPU; why the reason for its rank\n",
               with_cp ? "cp (context parallel), " : "",
-              with_ep ? ", ep (expert parallel: within dp, or f folded over tp·cp·dp with experts whole)" : "");
+              with_ep ? ", ep (expert parallel: within dp, or f folded over tp·cp·dp with experts whole)" : "",
+              with_hsdp ? " (h: sharded within each node and replicated across nodes, HSDP)" : "");
   std::printf("objective %s; %lld configurations generated (%lld invalid, %lld do not fit), %lld screened, "
               "%lld simulated with the DES, %lld checkpoint trials; %.1f s\n",
               o.objective.c_str(), static_cast<long long>(a.generated), static_cast<long long>(a.invalid),
