@@ -100,6 +100,22 @@ TEST_CASE("HSDP gathers and reduce-scatters inside the node and all-reduces each
   CHECK(remote_gather);
 }
 
+TEST_CASE("HSDP simulated with one rank per symmetric group matches every rank simulated", "[hsdp][dag]") {
+  // Replicas across two nodes on one 100 Gb/s port each, where the all-reduces share the port.
+  json doc = test::fsdp_llama3_8b(2, "full");
+  doc["gpus"] = 16;
+  doc["training"]["global_batch_size"] = 32;
+  doc["parallelism"]["dp_replicate"] = 2;
+  const Scenario sc = test::load_inline(doc, {"hardware.nic.count=1", "hardware.nic.bandwidth=\"100 Gb/s\""});
+  SimulationOptions every;
+  every.fold = false;
+  const RunResult folded = run_scenario(sc), all = run_scenario(sc, every);
+  REQUIRE(folded.simulation);
+  REQUIRE(all.simulation);
+  CHECK(all.simulation->throughput.iteration_time ==
+        Approx(folded.simulation->throughput.iteration_time).epsilon(0.005));
+}
+
 TEST_CASE("advise shards within each node when the network is slow, and over all of DP when it is not",
           "[hsdp][plan][advise]") {
   // Llama 2 7B under FSDP on 4 nodes of 8 A100: with one 100 Gb/s port per node the full shard's
