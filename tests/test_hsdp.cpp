@@ -64,6 +64,26 @@ TEST_CASE("HSDP holds ZeRO-3's states of its shard group and checkpoints the sam
   CHECK(checkpoint_bytes_per_rank(hybrid, h.memory) == checkpoint_bytes_per_rank(full, f.memory));
 }
 
+TEST_CASE("HSDP's replicas share a checkpoint's writes and each reads its whole shard back", "[hsdp][checkpoint]") {
+  // Synchronous checkpoints straight to the object store, whose bandwidth bounds both directions.
+  const auto checkpointed = [](std::int64_t replicas) {
+    json doc = test::fsdp_llama3_8b(1, "full");
+    doc["gpus"] = 16;
+    doc["training"]["global_batch_size"] = 16;
+    doc["parallelism"]["dp_replicate"] = replicas;
+    doc["checkpoint"] = {{"strategy", "sync"}, {"tiers", {"object_store"}}, {"interval_iterations", 100}};
+    return run_scenario(test::load_inline(doc));
+  };
+  const RunResult whole = checkpointed(1), hybrid = checkpointed(2);
+  REQUIRE(whole.checkpoint);
+  REQUIRE(hybrid.checkpoint);
+  CHECK(hybrid.checkpoint->size_bytes == Approx(whole.checkpoint->size_bytes));
+  CHECK(hybrid.checkpoint->max_rank_bytes == Approx(whole.checkpoint->max_rank_bytes));
+  // Twice the bytes through the same store: the restore takes about twice as long (its fixed
+  // latency aside).
+  CHECK(hybrid.checkpoint->restore_s == Approx(2.0 * whole.checkpoint->restore_s).epsilon(0.05));
+}
+
 TEST_CASE("HSDP gathers and reduce-scatters inside the node and all-reduces each shard across nodes", "[hsdp][dag]") {
   // 2 nodes of 8: a shard group is a node, the replicate group rank 0 and rank 8.
   const test::BuiltDag hybrid = test::single_stage_dag(fsdp(16, 2));

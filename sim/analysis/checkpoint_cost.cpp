@@ -19,6 +19,10 @@ CheckpointResult simulate_checkpoint(const Scenario& sc, const CheckpointSimulat
     c.size_bytes += per_rank[s] * static_cast<double>(sc.parallelism.tp * sc.parallelism.dp * sc.parallelism.cp);
     c.max_rank_bytes = std::max(c.max_rank_bytes, per_rank[s]);
   }
+  // Under HSDP the replicas of a shard share its writes, but each reads the whole shard back (a load
+  // plan is not deduplicated): dp_replicate times what it wrote.
+  std::vector<double> restored = per_rank;
+  for (double& bytes : restored) bytes *= static_cast<double>(sc.parallelism.dp_replicate);
   if (!policy.writes_checkpoints) {
     // No checkpoint: the cost is the slower iteration (against the same run without the replicas);
     // a failed rank's state comes from the previous stage's GPU, unless one node held both.
@@ -30,7 +34,7 @@ CheckpointResult simulate_checkpoint(const Scenario& sc, const CheckpointSimulat
     bool apart = true;  // every replica on another node than the rank it protects
     for (std::int64_t rank = 0; rank < sc.gpus; ++rank)
       apart = apart && ranks.node(previous_stage_rank(ranks, rank)) != ranks.node(rank);
-    const Recovery replica{true, 0.0, sim.restore(RestoreSource::previous_stage, per_rank)};
+    const Recovery replica{true, 0.0, sim.restore(RestoreSource::previous_stage, restored)};
     c.recovery["gpu"] = replica;
     c.recovery["network"] = replica;
     c.recovery["node"] = apart ? replica : Recovery{false, 0.0, 0.0};
@@ -71,7 +75,7 @@ CheckpointResult simulate_checkpoint(const Scenario& sc, const CheckpointSimulat
 
   // Restore, per failure kind, from the nearest copy that kind leaves (gpu and network failures
   // leave every tier; a node failure loses that node's DRAM, CXL and SSD copies).
-  auto restore = [&](RestoreSource source) { return sim.restore(source, per_rank); };
+  auto restore = [&](RestoreSource source) { return sim.restore(source, restored); };
   const bool durable_remote = spec.tiers.back() == Tier::object_store;
   auto& local = c.recovery["gpu"];
   auto& node = c.recovery["node"];
