@@ -59,10 +59,10 @@ inline constexpr ValidatedBand kPowerLimitBand{16, -9.5, 6.3};
 /// Narrow dense models on H100: hidden size kNarrowHidden or less, every framework (Megatron-LM's
 /// 1.7B and 7.1B, NVIDIA's NeMo Llama 3/3.1 8B, Llama 2 7B and GPT-3 5B, Megatron-Bridge's Llama 3
 /// 8B, torchtitan's Llama 3.1 8B at TP 1 (bf16 and Float8) and 8, llm-foundry's MPT-7B, IBM's HSDP
-/// Llama 2 7B): optimistic on all but one, most on the narrowest and the older releases. MoE models
-/// are kMoeBand's.
+/// Llama 2 7B eager and compiled): optimistic on all but one, most on the narrowest and the older
+/// releases. MoE models are kMoeBand's.
 inline constexpr double kNarrowHidden = 4096;
-inline constexpr ValidatedBand kNarrowH100Band{22, -19.7, 4.5};
+inline constexpr ValidatedBand kNarrowH100Band{23, -19.7, 4.5};
 /// Whether the scenario is in that regime.
 bool narrow_on_h100(const Scenario& sc);
 /// Wider dense models on H100 in 16 bits with the megatron-core preset (NVIDIA's dgxc NeMo 24.09 GPT-3
