@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include <fstream>
+#include <regex>
 
 #include "sim/analysis/run.hpp"
 #include "sim/plan/advisor.hpp"
@@ -161,5 +162,11 @@ TEST_CASE("advise shards within each node when the network is slow, and over all
   };
   CHECK(best_replicas({"hardware.nic.count=1", "hardware.nic.bandwidth=\"100 Gb/s\""}) == 4);
   CHECK(best_replicas({}) == 1);
+  // The table marks an HSDP layout's ZeRO stage with "h" and says what it means.
+  const test::Result cli = test::strata_cli("advise '" + path +
+                                            "' --set hardware.nic.count=1 --set 'hardware.nic.bandwidth=100 Gb/s' -q");
+  REQUIRE(cli.code == 0);
+  CHECK(cli.out.find("(h: sharded within each node and replicated across nodes, HSDP)") != std::string::npos);
+  CHECK(std::regex_search(cli.out, std::regex(R"(\n1 +1 +1 +32 +1 +\d +\dh )")));
   std::filesystem::remove(path);
 }
