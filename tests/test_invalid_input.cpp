@@ -179,6 +179,16 @@ TEST_CASE("Invalid scenarios give one pinned line per error", "[input]") {
        {"parallelism.pp=1", "parallelism.schedule=1f1b", "parallelism.virtual_stages=1", "parallelism.dp_replicate=2"},
        "--set parallelism.dp_replicate=2: /parallelism/dp_replicate: 2 replicas of sharded states need zero_stage 1-3 "
        "or distributed_optimizer (without sharding every rank is a replica)"},
+      {"shard replicas with offloaded states", with(base(), "/memory", {{"offload", {{"optimizer", "cpu"}}}}),
+       {"parallelism.pp=1", "parallelism.schedule=1f1b", "parallelism.virtual_stages=1", "parallelism.zero_stage=1",
+        "parallelism.dp_replicate=2"},
+       "--set parallelism.dp_replicate=2: /parallelism/dp_replicate: 2 with offloaded parameters or optimizer states: "
+       "Strata does not model replicated shard groups with offload"},
+      {"shard replicas with expert parallelism", base(),
+       {"model=mixtral-8x7b", "parallelism.tp=1", "parallelism.pp=1", "parallelism.schedule=1f1b",
+        "parallelism.virtual_stages=1", "parallelism.ep=8", "parallelism.zero_stage=1", "parallelism.dp_replicate=2"},
+       "--set parallelism.dp_replicate=2: /parallelism/dp_replicate: 2 with ep=8: Strata does not model replicated "
+       "shard groups with expert parallelism"},
       {"param offload without ZeRO-3", with(base(), "/memory", {{"offload", {{"params", "cpu"}}}}), {},
        "inline.json: /memory/offload/params: parameter offload needs zero_stage 3 (got 0)"},
       {"CXL offload without CXL", with(base(), "/memory", {{"offload", {{"activations", "cxl"}}}}), {},
