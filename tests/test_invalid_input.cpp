@@ -189,6 +189,12 @@ TEST_CASE("Invalid scenarios give one pinned line per error", "[input]") {
         "parallelism.virtual_stages=1", "parallelism.ep=8", "parallelism.zero_stage=1", "parallelism.dp_replicate=2"},
        "--set parallelism.dp_replicate=2: /parallelism/dp_replicate: 2 with ep=8: Strata does not model replicated "
        "shard groups with expert parallelism"},
+      {"partial recomputation without full recomputation", base(), {"memory.recompute_layers=2"},
+       "--set memory.recompute_layers=2: /memory/recompute_layers: recomputes whole blocks: needs "
+       "/memory/recompute full (got none)"},
+      {"partial recomputation of no block", base(), {"memory.recompute=full", "memory.recompute_layers=-1"},
+       "--set memory.recompute_layers=-1: /memory/recompute_layers: out of range (got -1, expected an integer in "
+       "[0, 1000000])"},
       {"param offload without ZeRO-3", with(base(), "/memory", {{"offload", {{"params", "cpu"}}}}), {},
        "inline.json: /memory/offload/params: parameter offload needs zero_stage 3 (got 0)"},
       {"CXL offload without CXL", with(base(), "/memory", {{"offload", {{"activations", "cxl"}}}}), {},

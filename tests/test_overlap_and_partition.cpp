@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <numeric>
 
 #include "sim/analysis/pipeline_balance.hpp"
 #include "sim/analysis/run.hpp"
@@ -377,12 +378,15 @@ TEST_CASE("The distributed optimizer's updated weights are gathered beside the n
 
 TEST_CASE("Balanced partition: contiguous chunks minimising the slowest", "[partition]") {
   // Seven unit blocks and a head of five on two stages: [6 | 1 + 5] is the best split (max 6).
-  const std::vector<double> cost = {1, 1, 1, 1, 1, 1, 1, 5};
-  const auto p = balance_partition(cost, 2, 1, [](const PipelinePartition&, int) { return true; });
+  const std::vector<double> block = {1, 1, 1, 1, 1, 1, 1, 5};
+  const ChunkCost cost = [&](int first, int count) {
+    return std::accumulate(block.begin() + first, block.begin() + first + count, 0.0);
+  };
+  const auto p = balance_partition(8, cost, 2, 1, [](const PipelinePartition&, int) { return true; });
   REQUIRE(p);
   CHECK(chunk_layers(*p) == std::vector<int>{6, 2});
   // Nothing fits: no partition.
-  CHECK_FALSE(balance_partition(cost, 2, 1, [](const PipelinePartition&, int) { return false; }));
+  CHECK_FALSE(balance_partition(8, cost, 2, 1, [](const PipelinePartition&, int) { return false; }));
   // Per stage counts spread over the stage's chunks, earlier chunks first.
   CHECK(chunk_layers(partition_from_counts({9, 9, 8, 6}, 4, 2)) == std::vector<int>{5, 5, 4, 3, 4, 4, 4, 3});
 }

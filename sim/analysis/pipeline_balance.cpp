@@ -1,7 +1,6 @@
 #include "sim/analysis/pipeline_balance.hpp"
 
 #include <algorithm>
-#include <numeric>
 
 #include "sim/dag/layer_work.hpp"
 #include "sim/graph/memory_model.hpp"
@@ -21,23 +20,23 @@ PipelinePartition candidate(std::vector<int> sizes, int from, int first, int sta
 /// stays within the bound, its stage still fits (the blocks not yet placed spread evenly over the
 /// earlier chunks) and every earlier chunk keeps at least one block. Empty when the blocks do not
 /// all fit.
-std::vector<int> pack(const std::vector<double>& cost, int stages, int virtual_stages, double bound,
+std::vector<int> pack(int blocks, const ChunkCost& cost, int stages, int virtual_stages, double bound,
                       const StageFits& fits) {
   const int chunks = stages * virtual_stages;
   std::vector<int> sizes(static_cast<std::size_t>(chunks), 0);
-  int end = static_cast<int>(cost.size());  // blocks [0, end) are still to place
+  int end = blocks;  // blocks [0, end) are still to place
   for (int c = chunks - 1; c >= 0; --c) {
     double sum = 0.0;
     int n = 0;
     while (end - n > c) {
-      const double next = cost[static_cast<std::size_t>(end - n - 1)];
+      const double grown = cost(end - n - 1, n + 1);
       // The first chunk must take every block left.
-      if (c > 0 && n > 0 && sum + next > bound) break;
+      if (c > 0 && n > 0 && grown > bound) break;
       if (c > 0) {
         sizes[static_cast<std::size_t>(c)] = n + 1;
         if (!fits(candidate(sizes, c, end - n - 1, stages, virtual_stages), c % stages)) break;
       }
-      sum += next;
+      sum = grown;
       ++n;
     }
     if (sum > bound || n == 0) return {};
@@ -48,32 +47,29 @@ std::vector<int> pack(const std::vector<double>& cost, int stages, int virtual_s
   return sizes;
 }
 
-double largest_chunk(const std::vector<double>& cost, const PipelinePartition& p) {
+double largest_chunk(const ChunkCost& cost, const PipelinePartition& p) {
   double worst = 0.0;
-  for (const auto& c : p.chunks) {
-    double sum = 0.0;
-    for (int l = c.first_layer; l < c.first_layer + c.num_layers; ++l) sum += cost[static_cast<std::size_t>(l)];
-    worst = std::max(worst, sum);
-  }
+  for (const auto& c : p.chunks) worst = std::max(worst, cost(c.first_layer, c.num_layers));
   return worst;
 }
 
 }  // namespace
 
-std::optional<PipelinePartition> balance_partition(const std::vector<double>& cost, int stages, int virtual_stages,
+std::optional<PipelinePartition> balance_partition(int blocks, const ChunkCost& cost, int stages, int virtual_stages,
                                                    const StageFits& fits) {
   const int chunks = stages * virtual_stages;
-  if (static_cast<int>(cost.size()) < chunks) return std::nullopt;
+  if (blocks < chunks) return std::nullopt;
   auto feasible = [&](double bound) -> std::optional<PipelinePartition> {
-    const std::vector<int> sizes = pack(cost, stages, virtual_stages, bound, fits);
+    const std::vector<int> sizes = pack(blocks, cost, stages, virtual_stages, bound, fits);
     if (sizes.empty()) return std::nullopt;
     PipelinePartition p = partition_from_counts(sizes, stages, virtual_stages);
     for (int s = 0; s < stages; ++s)
       if (!fits(p, s)) return std::nullopt;
     return p;
   };
-  double lo = *std::max_element(cost.begin(), cost.end());
-  double hi = std::accumulate(cost.begin(), cost.end(), 0.0);
+  double lo = 0.0;
+  for (int l = 0; l < blocks; ++l) lo = std::max(lo, cost(l, 1));
+  double hi = cost(0, blocks);
   std::optional<PipelinePartition> best = feasible(hi);
   if (!best) return std::nullopt;
   if (auto p = feasible(lo)) return p;
@@ -108,15 +104,23 @@ PipelinePartition scenario_partition(const Scenario& sc, const ComputeGraph& gra
   // Each block's kernel seconds forward, backward and recomputed (FLOPs on a GPU without kernel
   // tables); the embedding counts with the first block and the LM head and loss with the last
   // (layer_work). TP collectives are alike for every block and left out (the copies DTensor's sequence
-  // parallelism makes around them are in the kernel seconds, alike too).
+  // parallelism makes around them are in the kernel seconds, alike too). Where full recomputation is
+  // limited to a chunk's first blocks (memory.recompute_layers), a chunk reruns only those.
   const std::vector<LayerWork> work = layer_work(sc, graph);
   double total_s = 0.0;
   for (const auto& w : work) total_s += w.fwd_s + w.bwd_s;
-  std::vector<double> cost;
+  std::vector<double> run_sum = {0.0}, rerun_sum = {0.0};  // prefix sums over the blocks
   for (const auto& w : work) {
-    const RerunWork rerun = rerun_work(w, sc.memory.recompute, sc.training.behaviour.selective_recompute);
-    cost.push_back(total_s > 0.0 ? w.fwd_s + w.bwd_s + rerun.seconds : w.fwd_flops + w.bwd_flops + rerun.flops);
+    const RerunWork rerun = rerun_work(w, w.recompute, sc.training.behaviour.selective_recompute);
+    run_sum.push_back(run_sum.back() + (total_s > 0.0 ? w.fwd_s + w.bwd_s : w.fwd_flops + w.bwd_flops));
+    rerun_sum.push_back(rerun_sum.back() + (total_s > 0.0 ? rerun.seconds : rerun.flops));
   }
+  const int limit = static_cast<int>(sc.memory.recompute_layers);
+  const ChunkCost cost = [&](int first, int count) {
+    const auto at = [](const std::vector<double>& sum, int l) { return sum[static_cast<std::size_t>(l)]; };
+    const int rerun = limit > 0 ? std::min(limit, count) : count;
+    return at(run_sum, first + count) - at(run_sum, first) + at(rerun_sum, first + rerun) - at(rerun_sum, first);
+  };
   // Memory bounds the partition only when the uniform one fits: otherwise no split fits and the
   // verdict says so.
   const double hbm = sc.hardware.gpu.hbm.value;
@@ -126,7 +130,7 @@ PipelinePartition scenario_partition(const Scenario& sc, const ComputeGraph& gra
   bool bounded = true;
   for (int s = 0; s < pp; ++s) bounded = bounded && stage_fits(uniform, s);
   const StageFits fits = [&](const PipelinePartition& p, int stage) { return !bounded || stage_fits(p, stage); };
-  std::optional<PipelinePartition> best = balance_partition(cost, pp, v, fits);
+  std::optional<PipelinePartition> best = balance_partition(L, cost, pp, v, fits);
   // The greedy packing is not exact under a memory bound: never return worse than uniform.
   if (!best || largest_chunk(cost, *best) > largest_chunk(cost, uniform)) return uniform;
   return *best;

@@ -19,13 +19,16 @@ PipelinePartition scenario_partition(const Scenario& sc, const ComputeGraph& gra
 /// Whether a stage of a candidate partition fits in memory.
 using StageFits = std::function<bool(const PipelinePartition&, int stage)>;
 
+/// What a model chunk of `count` blocks from block `first` costs (with the embedding in the first
+/// block and the LM head in the last); it grows as the chunk does.
+using ChunkCost = std::function<double(int first, int count)>;
+
 /// Contiguous blocks per model chunk (chunk c on stage c % stages) that minimise the largest chunk's
-/// cost, `cost[l]` being block l's (with the embedding in the first and the LM head in the last);
-/// `fits` says whether a stage of a candidate fits in memory. A binary search over the bound with
+/// cost; `fits` says whether a stage of a candidate fits in memory. A binary search over the bound with
 /// greedy packing from the last chunk back (the last stages hold the fewest micro-batches in flight,
 /// so packing them first keeps the memory-heavy first stages light), each chunk growing only while
 /// its stage fits; nullopt when no bound gives a partition that fits.
-std::optional<PipelinePartition> balance_partition(const std::vector<double>& cost, int stages, int virtual_stages,
+std::optional<PipelinePartition> balance_partition(int blocks, const ChunkCost& cost, int stages, int virtual_stages,
                                                    const StageFits& fits);
 
 }  // namespace strata

@@ -259,6 +259,11 @@ const ParamTable kParallelism = {
 const ParamTable kMemory = {
     {.key = "recompute", .kind = ParamKind::choice, .default_value = "none",
      .doc = "activation recomputation", .choices = names("recompute")},
+    {.key = "recompute_layers", .kind = ParamKind::integer,
+     .doc = "with recompute full, how many blocks of each model chunk recompute, the first ones; the others keep "
+            "every activation (Megatron-Core's recompute_method block, recompute_num_layers; NeMo's "
+            "recompute_layers). 0 or absent: every block",
+     .min = 0, .max = kMaxCount, .optional = true},
     {.key = "offload", .kind = ParamKind::object, .default_value = json::object(),
      .doc = "where optimizer states, parameters, activations live"},
     {.key = "comm_buffer", .kind = ParamKind::quantity, .default_value = "25 MiB",
@@ -711,6 +716,13 @@ Scenario parse_scenario(const json& doc, const SourceMap& sources) {
   ObjectReader mem(top.object("memory"), "/memory", kMemory, diag);
   sc.memory.recompute = enum_from_name(mem.choice("recompute"), {Recompute::none, Recompute::selective, Recompute::full},
                                        Recompute::none);
+  if (mem.has("recompute_layers")) {
+    sc.memory.recompute_layers = mem.integer("recompute_layers");
+    if (sc.memory.recompute_layers > 0 && sc.memory.recompute != Recompute::full)
+      mem.error_at_cause({"recompute_layers", "recompute"},
+                         fmt::format("recomputes whole blocks: needs /memory/recompute full (got {})",
+                                     to_string(sc.memory.recompute)));
+  }
   sc.memory.comm_buffer = Bytes(mem.quantity("comm_buffer"));
   ObjectReader off(mem.object("offload"), "/memory/offload", kOffload, diag);
   sc.memory.offload.optimizer = tier_from_string(off.choice("optimizer"));

@@ -127,6 +127,9 @@ struct OffloadSpec {
 
 struct MemorySpec {
   Recompute recompute = Recompute::none;
+  /// Under full recomputation, how many blocks of each model chunk recompute (its first ones; the
+  /// others keep every activation): Megatron-Core's recompute_method block. 0: every block.
+  std::int64_t recompute_layers = 0;
   OffloadSpec offload;
   Bytes comm_buffer;
 };

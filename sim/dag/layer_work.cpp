@@ -100,7 +100,8 @@ OpBytes autocast_weight_casts(const TrainingSpec& training, const Op& op, double
 
 }  // namespace
 
-std::vector<LayerWork> layer_work(const Scenario& sc, const ComputeGraph& graph, EndsWork ends) {
+std::vector<LayerWork> layer_work(const Scenario& sc, const ComputeGraph& graph, EndsWork ends,
+                                  const std::vector<Recompute>& block_policy) {
   const int L = static_cast<int>(sc.model.num_layers);
   const double t = static_cast<double>(sc.parallelism.tp);
   const bool sp = sc.parallelism.sequence_parallel;
@@ -115,6 +116,10 @@ std::vector<LayerWork> layer_work(const Scenario& sc, const ComputeGraph& graph,
   const KernelCosts kernels(sc.hardware, sc.training.precision, sc.training.behaviour);
   const bool apart = ends == EndsWork::apart;
   std::vector<LayerWork> work(static_cast<std::size_t>(apart ? L + 2 : L));
+  // Each block's policy; the embedding's and the head's entries recompute nothing.
+  for (int l = 0; l < L; ++l)
+    work[static_cast<std::size_t>(l)].recompute =
+        block_policy.empty() ? sc.memory.recompute : block_policy[static_cast<std::size_t>(l)];
   std::vector<bool> past_core(static_cast<std::size_t>(L), false);  // vertices come in insertion order
   // Ops holding weights, per entry: each launches the accumulation pass's kernels once (a biased op's
   // bias is a second hooked tensor, a few microseconds not counted).
@@ -248,7 +253,7 @@ std::vector<LayerWork> layer_work(const Scenario& sc, const ComputeGraph& graph,
     // others are rebuilt.
     for (const SavedTensor& s : op.saved) {
       const double bytes = rank_bytes(s, policy);
-      if (!in_block || (!per_op && kept_for_backward(s, policy.recompute))) w.saved += bytes;
+      if (!in_block || (!per_op && kept_for_backward(s, w.recompute))) w.saved += bytes;
       else w.rebuilt += bytes;
     }
     if (in_block && per_op) {

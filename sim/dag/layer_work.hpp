@@ -34,6 +34,9 @@ struct CpAttentionWork {
 /// tokens). The embedding counts with the first block and the final norm, LM head and loss with the
 /// last, because they run on those blocks' stages (EndsWork::folded), or they have entries of their own.
 struct LayerWork {
+  /// The block's recompute policy (block_recompute): the scenario's, or none where full recomputation
+  /// is limited to a chunk's first blocks. Entries of the embedding or the head alone: none.
+  Recompute recompute = Recompute::none;
   double fwd_flops = 0.0, fwd_bytes = 0.0;
   double bwd_flops = 0.0, bwd_bytes = 0.0;
   double core_flops = 0.0, core_bytes = 0.0;  ///< attention core forward: what selective recompute reruns
@@ -110,11 +113,15 @@ double gathered_input_bytes(const Scenario& sc);
 /// FrameworkBehaviour::fp8_gathers_output_gradients).
 double gathered_output_gradient_bytes(const Scenario& sc);
 
-std::vector<LayerWork> layer_work(const Scenario& sc, const ComputeGraph& graph, EndsWork ends = EndsWork::folded);
+/// `block_policy`: each block's recompute policy (block_recompute, which needs the partition); empty,
+/// the scenario's for every block.
+std::vector<LayerWork> layer_work(const Scenario& sc, const ComputeGraph& graph, EndsWork ends = EndsWork::folded,
+                                  const std::vector<Recompute>& block_policy = {});
 
-/// What recomputation reruns of one block before its backward, under the scenario's policy: the whole
-/// block (full), the attention core (selective as Megatron's) or the block's elementwise ops and every
-/// other matmul (selective as per-op checkpointing); nothing without recompute.
+/// What recomputation reruns of one block before its backward under `recompute` (the block's own is
+/// LayerWork::recompute): the whole block (full), the attention core (selective as Megatron's) or the
+/// block's elementwise ops and every other matmul (selective as per-op checkpointing); nothing without
+/// recompute.
 struct RerunWork {
   double flops = 0.0, bytes = 0.0, seconds = 0.0;
   int tp_all_gathers = 0;  ///< TP all-gathers per-op checkpointing's rerun repeats (full recomputation: tp_block)

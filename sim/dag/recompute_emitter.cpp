@@ -4,10 +4,10 @@ namespace strata {
 
 void RecomputeEmitter::before_backward(int stage, const DagContext::ChunkPos& pos, const LayerWork& w,
                                        DagContext::Frontier& last, std::vector<MemoryChange>& release) {
-  if (policy_ == Recompute::none) return;
-  const bool full = policy_ == Recompute::full;
+  if (w.recompute == Recompute::none) return;
+  const bool full = w.recompute == Recompute::full;
   std::vector<MemoryChange> alloc = {{Tier::hbm, MemoryUse::workspace, w.rebuilt}};
-  const RerunWork rerun = rerun_work(w, policy_, selective_);
+  const RerunWork rerun = rerun_work(w, w.recompute, selective_);
   const DagContext::Work work{rerun.flops, rerun.bytes, rerun.seconds};
   // A full recomputation reruns the block's forward GEMMs, with their TP collectives overlapped as
   // the forward's are; per-op checkpointing under SP repeats the all-gathers of the block's inputs

@@ -16,12 +16,11 @@ namespace strata {
 
 class RecomputeEmitter {
  public:
-  RecomputeEmitter(DagContext& ctx, TensorParallelEmitter& tp, ExpertParallelEmitter& ep, Recompute policy,
-                   SelectiveRecompute selective)
-      : ctx_(ctx), tp_(tp), ep_(ep), policy_(policy), selective_(selective) {}
+  RecomputeEmitter(DagContext& ctx, TensorParallelEmitter& tp, ExpertParallelEmitter& ep, SelectiveRecompute selective)
+      : ctx_(ctx), tp_(tp), ep_(ep), selective_(selective) {}
 
-  /// The layer's recomputation on `last`, if the policy recomputes; adds the workspace it
-  /// rebuilds to what the backward `release`s.
+  /// The layer's recomputation on `last`, if its policy (LayerWork::recompute) recomputes; adds the
+  /// workspace it rebuilds to what the backward `release`s.
   void before_backward(int stage, const DagContext::ChunkPos& pos, const LayerWork& w, DagContext::Frontier& last,
                        std::vector<MemoryChange>& release);
 
@@ -29,7 +28,6 @@ class RecomputeEmitter {
   DagContext& ctx_;
   TensorParallelEmitter& tp_;
   ExpertParallelEmitter& ep_;
-  Recompute policy_;
   SelectiveRecompute selective_;
 };
 

@@ -13,6 +13,17 @@ bool kept_for_backward(const SavedTensor& t, Recompute recompute) {
   return true;
 }
 
+std::vector<Recompute> block_recompute(const Scenario& sc, const PipelinePartition& part) {
+  std::vector<Recompute> policy(static_cast<std::size_t>(sc.model.num_layers), sc.memory.recompute);
+  const std::int64_t limit = sc.memory.recompute_layers;
+  if (limit > 0)
+    for (const ModelChunk& c : part.chunks)
+      for (int l = c.first_layer + static_cast<int>(std::min<std::int64_t>(limit, c.num_layers));
+           l < c.first_layer + c.num_layers; ++l)
+        policy[static_cast<std::size_t>(l)] = Recompute::none;
+  return policy;
+}
+
 double rank_bytes(const SavedTensor& t, const ActivationPolicy& policy) {
   const double tp = static_cast<double>(policy.tp);
   const double bytes = t.weights ? t.bytes : t.bytes / static_cast<double>(policy.cp);
@@ -137,6 +148,7 @@ std::vector<StageContents> stage_contents(const Scenario& sc, const ComputeGraph
   const bool per_op = per_op_selective(policy);
   std::vector<int> matmuls_so_far(static_cast<std::size_t>(L), 0);
   std::vector<int> stage_of(static_cast<std::size_t>(L));
+  const std::vector<Recompute> recompute = block_recompute(sc, part);
   for (const auto& chunk : part.chunks)
     for (int layer = chunk.first_layer; layer < chunk.first_layer + chunk.num_layers; ++layer)
       stage_of[static_cast<std::size_t>(layer)] = chunk.stage;
@@ -162,13 +174,12 @@ std::vector<StageContents> stage_contents(const Scenario& sc, const ComputeGraph
     c.transient = std::max(c.transient, rank_bytes({"", op.transient_bytes, op.traffic_split}, policy));
     for (const SavedTensor& t : op.saved) {
       double bytes = rank_bytes(t, policy);
-      bool keep = kept_for_backward(t, policy.recompute);
       if (!in_block) {
         (op.layer < 0 ? c.first_stage_extra : c.last_stage_extra) += bytes;
         continue;
       }
       all[static_cast<std::size_t>(op.layer)] += bytes;
-      if (keep && !per_op) kept[static_cast<std::size_t>(op.layer)] += bytes;
+      if (!per_op && kept_for_backward(t, recompute[static_cast<std::size_t>(op.layer)])) kept[static_cast<std::size_t>(op.layer)] += bytes;
     }
     if (per_op && in_block)
       kept[static_cast<std::size_t>(op.layer)] +=

@@ -30,6 +30,11 @@ struct ActivationPolicy {
 
 /// Whether the policy keeps a saved tensor for backward (or drops it to recompute it).
 bool kept_for_backward(const SavedTensor& t, Recompute recompute);
+/// The recompute policy each transformer block runs under, in model order: the scenario's, except that
+/// full recomputation of `memory.recompute_layers` blocks per model chunk recomputes a chunk's first
+/// blocks only and leaves its others keeping every activation (Megatron-Core's block method: the
+/// count is per pipeline stage, per virtual stage when interleaved).
+std::vector<Recompute> block_recompute(const Scenario& sc, const PipelinePartition& part);
 /// Bytes one TP (and CP) rank keeps of one saved tensor.
 double rank_bytes(const SavedTensor& t, const ActivationPolicy& policy);
 /// Bytes one TP rank keeps for the backward pass of transformer block `layer`, one micro-batch

@@ -116,6 +116,7 @@ AdviseResult advise(const AdviseRequest& request, const DocumentResolver& resolv
             // Only named when searched or set, so layouts of short sequences read as before.
             if (cp > 1 || base.parallelism.cp > 1) s["parallelism.cp"] = cp;
             if (base.parallelism.dp_replicate > 1) s["parallelism.dp_replicate"] = 1;
+            if (base.memory.recompute_layers > 0) s["memory.recompute_layers"] = 0;  // the search sets its own
             // Expert parallelism for MoE models, first carved out of DP, so ep divides dp and the
             // experts (sim/config/scenario_spec.cpp checks the same), then folded (below). Every divisor of
             // gcd(dp, num_experts) up to 64, DeepSeek-V3's training EP (
@@ -161,15 +162,39 @@ AdviseResult advise(const AdviseRequest& request, const DocumentResolver& resolv
     }
 
   std::vector<Candidate> fitting;
+  // Where only full recomputation fits: the fewest blocks of each model chunk that must recompute
+  // (Megatron-Core's block method), each block left out saving its rerun. Memory falls as the count
+  // grows, so a binary search over it; nullopt when every block must.
+  auto fewest_recomputed = [&](const json& settings, const RunResult& full) -> std::optional<std::int64_t> {
+    int largest_chunk = 0;
+    for (const ModelChunk& c : full.partition.chunks) largest_chunk = std::max(largest_chunk, c.num_layers);
+    std::int64_t lo = 1, hi = largest_chunk;  // hi fits: every block of every chunk
+    while (lo < hi) {
+      const std::int64_t mid = (lo + hi) / 2;
+      json partial = settings;
+      partial["memory.recompute_layers"] = mid;
+      const Scenario sc = load_scenario(request.scenario, overrides_of(request.overrides, partial), resolver);
+      if (estimate_scenario(sc).memory.fits) hi = mid;
+      else lo = mid + 1;
+    }
+    return hi < largest_chunk ? std::optional<std::int64_t>(hi) : std::nullopt;
+  };
   auto try_fit = [&](json settings) -> bool {
     for (const char* recompute : {"none", "selective", "full"}) {
       settings["memory.recompute"] = recompute;
       ++result.generated;
       try {
         Scenario sc = load_scenario(request.scenario, overrides_of(request.overrides, settings), resolver);
-        if (!estimate_scenario(sc).memory.fits) {
+        const RunResult estimate = estimate_scenario(sc);
+        if (!estimate.memory.fits) {
           ++result.too_big;
           continue;
+        }
+        if (sc.memory.recompute == Recompute::full && sc.memory.recompute_layers == 0) {
+          if (const auto fewest = fewest_recomputed(settings, estimate)) {
+            settings["memory.recompute_layers"] = *fewest;
+            sc = load_scenario(request.scenario, overrides_of(request.overrides, settings), resolver);
+          }
         }
         fitting.push_back({settings, std::move(sc), 0.0});
         return true;

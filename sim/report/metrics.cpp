@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "sim/core/units.hpp"
+#include "sim/graph/memory_model.hpp"
 #include "sim/report/report.hpp"
 
 namespace strata {
@@ -220,6 +221,19 @@ std::vector<Metric> build_table() {
           [](auto& in) { return json(S(in).num_microbatches()); }));
   add(one("scenario.recompute", U::text, P::always, "activation recomputation policy",
           [](auto& in) { return json(to_string(S(in).memory.recompute)); }));
+  add(one("scenario.recomputed_layers", U::list, P::always,
+          "transformer blocks per model chunk that recompute, in model order: a chunk's every block under "
+          "scenario.recompute, or its first memory.recompute_layers under full; 0 without recompute",
+          [](auto& in) {
+            const PipelinePartition& part = R(in).partition;
+            const std::vector<Recompute> policy = block_recompute(S(in), part);
+            std::vector<int> counts;
+            for (const ModelChunk& c : part.chunks)
+              counts.push_back(static_cast<int>(std::count_if(
+                  policy.begin() + c.first_layer, policy.begin() + c.first_layer + c.num_layers,
+                  [](Recompute r) { return r != Recompute::none; })));
+            return json(counts);
+          }));
   add(one("scenario.offload_gpudirect", U::flag, P::always, "offload copies to NVMe skip the host (GPUDirect Storage)",
           [](auto& in) { return json(S(in).memory.offload.gpudirect); }));
   add(one("scenario.flash_attention", U::flag, P::always, "attention without materialised scores",

@@ -156,7 +156,11 @@ std::string summary_table(const Scenario& sc, const RunResult& r) {
                                                     p.dp_replicate)
                                       : "",
                    to_string(sc.memory.recompute),
-                   per_op ? " (per op: every other matmul)" : "",
+                   per_op                           ? " (per op: every other matmul)"
+                   : sc.memory.recompute_layers == 1 ? " (the first block of each model chunk)"
+                   : sc.memory.recompute_layers > 1 ? fmt::format(" (the first {} blocks of each model chunk)",
+                                                                  sc.memory.recompute_layers)
+                                                    : "",
                    offload.empty() ? "none" : offload + (o.gpudirect ? " (GPUDirect Storage)" : ""),
                    sc.training.autocast() ? fmt::format(", {} parameters (autocast)",
                                                         to_string(sc.training.param_precision))

@@ -53,6 +53,13 @@ int advise_command(const FolderCatalog& catalog, const AdviseOptions& o) {
   const auto hsdp = [](const nlohmann::json& settings) { return settings.value("parallelism.dp_replicate", 1) > 1; };
   bool with_hsdp = false;
   for (const auto& c : a.ranked) with_hsdp = with_hsdp || hsdp(c.settings);
+  // "full N": the first N blocks of each model chunk recompute.
+  const auto recompute = [](const nlohmann::json& settings) {
+    const std::int64_t blocks = settings.value("memory.recompute_layers", std::int64_t{0});
+    return text(settings, "memory.recompute") + (blocks > 0 ? fmt::format(" {}", blocks) : "");
+  };
+  bool with_partial = false;
+  for (const auto& c : a.ranked) with_partial = with_partial || c.settings.value("memory.recompute_layers", 0) > 0;
   std::printf("%-4s %3s %s%3s %4s %s%2s %3s %4s %-9s %-8s %-22s %9s %10s %6s %9s %s\n", "rank", "tp",
               with_cp ? " cp " : "", "pp", "dp", with_ep ? " ep " : "", "v", "mbs", "zero", "recompute", "offload", "checkpoint", "iteration", "tokens/s", "MFU", "HBM peak", "why");
   int rank = 0;
@@ -82,7 +89,7 @@ int advise_command(const FolderCatalog& catalog, const AdviseOptions& o) {
                       : text(c.settings, "parallelism.zero_stage")) +
                  (hsdp(c.settings) ? "h" : ""))
                     .c_str(),
-                text(c.settings, "memory.recompute").c_str(), text(c.settings, "memory.offload.optimizer").c_str(),
+                recompute(c.settings).c_str(), text(c.settings, "memory.offload.optimizer").c_str(),
                 ckpt.c_str(), format_seconds(num(f, "throughput.iteration_time_s")).c_str(),
                 format_count(num(f, "throughput.tokens_per_s")).c_str(),
                 100 * num(f, "throughput.mfu"), format_bytes(num(f, "memory.gpu_peak_bytes")).c_str(),
@@ -90,12 +97,13 @@ int advise_command(const FolderCatalog& catalog, const AdviseOptions& o) {
   }
   std::printf("columns: tp, %spp, dp%s parallel degrees; v model chunks per pipeline stage (interleaved schedule); mbs "
               "micro-batch size; zero ZeRO stage, or DO for Megatron's distributed optimizer%s; recompute activation "
-              "recomputation; offload where optimizer states live; checkpoint strategy and interval in iterations; "
+              "recomputation%s; offload where optimizer states live; checkpoint strategy and interval in iterations; "
               "iteration the steady-state iteration time; tokens/s for the whole cluster; MFU model FLOPs "
               "utilisation; HBM peak per GPU; why the reason for its rank\n",
               with_cp ? "cp (context parallel), " : "",
               with_ep ? ", ep (expert parallel: within dp, or f folded over tp·cp·dp with experts whole)" : "",
-              with_hsdp ? " (h: sharded within each node and replicated across nodes, HSDP)" : "");
+              with_hsdp ? " (h: sharded within each node and replicated across nodes, HSDP)" : "",
+              with_partial ? " (full N: only the first N blocks of each model chunk)" : "");
   std::printf("objective %s; %lld configurations generated (%lld invalid, %lld do not fit), %lld screened, "
               "%lld simulated with the DES, %lld checkpoint trials; %.1f s\n",
               o.objective.c_str(), static_cast<long long>(a.generated), static_cast<long long>(a.invalid),
