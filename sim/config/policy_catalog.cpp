@@ -37,9 +37,10 @@ void register_builtin_policies(PolicyCatalog& catalog) {
   catalog.add({"recompute", "memory.recompute", "activation recomputation",
                {{to_string(Recompute::none), "save every activation for backward (Korthikanti et al. 2022, Eq. 1-4)"},
                 {to_string(Recompute::selective), "recompute the attention core (softmax, its dropout) in backward; saves 5as^2b/t per layer"},
-                {to_string(Recompute::full), "keep only each layer's input and recompute the layer in backward (2sbh per "
-                                             "layer); with memory.recompute_layers N only the first N blocks of each "
-                                             "model chunk, the others keeping everything (Megatron-Core's block method)"}}});
+                {to_string(Recompute::full),
+                 "keep only each layer's input and recompute the layer in backward (2sbh per layer); with "
+                 "memory.recompute_layers N only the first N blocks of each model chunk, the others keeping "
+                 "everything (Megatron-Core's block method)"}}});
   catalog.add({"zero_stage", "parallelism.zero_stage", "ZeRO data-parallel sharding (Rajbhandari et al. 2020)",
                {{"0", "plain data parallel: every replica holds all model states"},
                 {"1", "P_os: optimizer states sharded over DP"},

@@ -179,7 +179,8 @@ std::vector<StageContents> stage_contents(const Scenario& sc, const ComputeGraph
         continue;
       }
       all[static_cast<std::size_t>(op.layer)] += bytes;
-      if (!per_op && kept_for_backward(t, recompute[static_cast<std::size_t>(op.layer)])) kept[static_cast<std::size_t>(op.layer)] += bytes;
+      if (!per_op && kept_for_backward(t, recompute[static_cast<std::size_t>(op.layer)]))
+        kept[static_cast<std::size_t>(op.layer)] += bytes;
     }
     if (per_op && in_block)
       kept[static_cast<std::size_t>(op.layer)] +=
