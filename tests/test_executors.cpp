@@ -349,9 +349,9 @@ TEST_CASE("Memory timeline peaks agree with the static model within 2 %", "[vali
   const std::vector<std::pair<std::string, std::vector<std::string>>> cases = {
       {"default", {}}, {"korthikanti-22b-full", {}}, {"korthikanti-530b-selective", {}}, {"mixtral-8x7b-h100", {}},
       {"llama-2-7b-zero1-a100", {}}, {"llama-2-7b-rtx4090-pipeline", {}}, {"llama-3-70b-h100-64", {}},
-      // Partial recomputation; ZeRO-3 in shard groups of one rank (every rank a replica: no gathers).
+      // Partial recomputation; FSDP in shard groups of one rank (every rank a replica: NO_SHARD, no gathers).
       {"korthikanti-175b-full", {"memory.recompute_layers=2"}},
-      {"llama-3-8b-zero3-h100", {"parallelism.dp_replicate=8"}}};
+      {"llama-3-8b-zero3-h100", {"parallelism.dp_replicate=8", "training.framework=pytorch-fsdp"}}};
   for (const auto& [name, sets] : cases) {
     const Scenario sc = test::load(name, sets);
     const RunResult r = run_scenario(sc, {ExecutorKind::list, true, false});

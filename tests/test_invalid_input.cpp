@@ -195,6 +195,13 @@ TEST_CASE("Invalid scenarios give one pinned line per error", "[input]") {
       {"partial recomputation of no block", base(), {"memory.recompute=full", "memory.recompute_layers=-1"},
        "--set memory.recompute_layers=-1: /memory/recompute_layers: out of range (got -1, expected an integer in "
        "[0, 1000000])"},
+      {"distributed checkpoints without full recomputation", base(), {"memory.distribute_saved_activations=true"},
+       "--set memory.distribute_saved_activations=true: /memory/distribute_saved_activations: distributes what full "
+       "recomputation keeps: needs /memory/recompute full (got none)"},
+      {"distributed checkpoints under sequence parallelism", base(),
+       {"memory.recompute=full", "parallelism.sequence_parallel=true", "memory.distribute_saved_activations=true"},
+       "--set memory.distribute_saved_activations=true: /memory/distribute_saved_activations: sequence parallelism "
+       "already splits the checkpointed inputs over TP (expected false with /parallelism/sequence_parallel true)"},
       {"param offload without ZeRO-3", with(base(), "/memory", {{"offload", {{"params", "cpu"}}}}), {},
        "inline.json: /memory/offload/params: parameter offload needs zero_stage 3 (got 0)"},
       {"CXL offload without CXL", with(base(), "/memory", {{"offload", {{"activations", "cxl"}}}}), {},

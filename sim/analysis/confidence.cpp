@@ -159,8 +159,8 @@ Confidence assess_confidence(const Scenario& sc, const RunResult& r) {
   static_assert(kDeepspeedPipelineBand.high_percent < 0.0, "the pipeline band's line says 'expect slower'");
   if (sc.training.framework == Framework::deepspeed && sc.parallelism.pp > 1)
     c.warnings.push_back(fmt::format("with deepspeed's pipeline engine Strata's iterations were {:.0f}-{:.0f} % shorter "
-                                     "than measured in all {} published Megatron-DeepSpeed runs it reproduces (BLOOM "
-                                     "176B, MT-NLG 530B, on A100; docs/validation.md): expect slower",
+                                     "than measured in all {} published runs of it that it reproduces (BLOOM 176B, "
+                                     "MT-NLG 530B, GPT-NeoX-20B, on A100; docs/validation.md): expect slower",
                                      -kDeepspeedPipelineBand.high_percent, -kDeepspeedPipelineBand.low_percent,
                                      kDeepspeedPipelineBand.runs));
   else if (sc.training.framework == Framework::deepspeed)

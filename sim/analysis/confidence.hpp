@@ -38,8 +38,9 @@ std::string gpu_family(const std::string& gpu_model);
 /// ZeRO-Infinity's runs on one DGX-2).
 inline constexpr ValidatedBand kDeepspeedBand{6, -29.6, 28.4};
 /// The deepspeed framework with pipeline parallelism, DeepSpeed's pipeline engine as Megatron-DeepSpeed
-/// drives it (BLOOM 176B on 384 A100, Megatron-Turing NLG 530B on 2240-3360 A100): optimistic on all.
-inline constexpr ValidatedBand kDeepspeedPipelineBand{4, -22.3, -9.1};
+/// and GPT-NeoX drive it (BLOOM 176B on 384 A100, Megatron-Turing NLG 530B on 2240-3360 A100, GPT-NeoX-20B
+/// on 96 A100-40GB): optimistic on all.
+inline constexpr ValidatedBand kDeepspeedPipelineBand{5, -22.3, -9.1};
 /// Runs with parameters, optimizer states or activations offloaded (ZeRO-Offload, ZeRO-Infinity; V100).
 inline constexpr ValidatedBand kOffloadBand{5, -29.6, 28.4};
 /// Dense FP8 training on H100, H200 and B200. On H100: NeMo 24.07 (GPT-3 5B to 175B, Llama 2 and

@@ -264,6 +264,11 @@ const ParamTable kMemory = {
             "every activation (Megatron-Core's recompute_method block, recompute_num_layers; NeMo's "
             "recompute_layers). 0 or absent: every block",
      .min = 0, .max = kMaxCount, .optional = true},
+    {.key = "distribute_saved_activations", .kind = ParamKind::boolean, .default_value = false,
+     .doc = "with recompute full and tp > 1, each TP rank keeps 1/tp of a block's checkpointed input and the group "
+            "all-gathers it before the recomputation (Megatron-LM --distribute-saved-activations, formerly "
+            "--distribute-checkpointed-activations; DeepSpeed's partition_activations); not with sequence "
+            "parallelism, which splits that input already"},
     {.key = "offload", .kind = ParamKind::object, .default_value = json::object(),
      .doc = "where optimizer states, parameters, activations live"},
     {.key = "comm_buffer", .kind = ParamKind::quantity, .default_value = "25 MiB",
@@ -722,6 +727,20 @@ Scenario parse_scenario(const json& doc, const SourceMap& sources) {
       mem.error_at_cause({"recompute_layers", "recompute"},
                          fmt::format("recomputes whole blocks: needs /memory/recompute full (got {})",
                                      to_string(sc.memory.recompute)));
+  }
+  sc.memory.distribute_saved_activations = mem.boolean("distribute_saved_activations");
+  // Megatron-LM refuses it without TP or full recomputation (validate_args) and with sequence
+  // parallelism (TransformerConfig), which already splits the checkpointed input over TP.
+  if (sc.memory.distribute_saved_activations) {
+    if (sc.memory.recompute != Recompute::full)
+      mem.error_at_cause({"distribute_saved_activations", "recompute"},
+                         fmt::format("distributes what full recomputation keeps: needs /memory/recompute full "
+                                     "(got {})", to_string(sc.memory.recompute)));
+    else if (sc.parallelism.tp <= 1)
+      mem.error("distribute_saved_activations", "splits the checkpointed inputs over TP: needs /parallelism/tp > 1");
+    else if (sc.parallelism.sequence_parallel)
+      mem.error("distribute_saved_activations", "sequence parallelism already splits the checkpointed inputs over "
+                                                "TP (expected false with /parallelism/sequence_parallel true)");
   }
   sc.memory.comm_buffer = Bytes(mem.quantity("comm_buffer"));
   ObjectReader off(mem.object("offload"), "/memory/offload", kOffload, diag);

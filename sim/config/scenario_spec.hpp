@@ -130,6 +130,9 @@ struct MemorySpec {
   /// Under full recomputation, how many blocks of each model chunk recompute (its first ones; the
   /// others keep every activation): Megatron-Core's recompute_method block. 0: every block.
   std::int64_t recompute_layers = 0;
+  /// Under full recomputation with TP, each TP rank keeps 1/tp of a block's checkpointed input and the
+  /// group all-gathers it before the recomputation (Megatron-LM's distribute_saved_activations).
+  bool distribute_saved_activations = false;
   OffloadSpec offload;
   Bytes comm_buffer;
 };

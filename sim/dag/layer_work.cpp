@@ -106,7 +106,8 @@ std::vector<LayerWork> layer_work(const Scenario& sc, const ComputeGraph& graph,
   const double t = static_cast<double>(sc.parallelism.tp);
   const bool sp = sc.parallelism.sequence_parallel;
   const std::int64_t cp = sc.parallelism.cp;
-  const ActivationPolicy policy{sc.parallelism.tp, sp, sc.memory.recompute, cp, sc.training.behaviour.selective_recompute};
+  const ActivationPolicy policy{sc.parallelism.tp, sp, sc.memory.recompute, cp,
+                                sc.training.behaviour.selective_recompute, sc.memory.distribute_saved_activations};
   const bool per_op = per_op_selective(policy);
   const FrameworkBehaviour& behaviour = sc.training.behaviour;
   const bool dtensor = sp && behaviour.sequence_parallel_style == SequenceParallelStyle::dtensor;
@@ -253,8 +254,11 @@ std::vector<LayerWork> layer_work(const Scenario& sc, const ComputeGraph& graph,
     // others are rebuilt.
     for (const SavedTensor& s : op.saved) {
       const double bytes = rank_bytes(s, policy);
-      if (!in_block || (!per_op && kept_for_backward(s, w.recompute))) w.saved += bytes;
-      else w.rebuilt += bytes;
+      const double kept = !in_block ? bytes : per_op ? 0.0 : kept_bytes(s, policy, w.recompute);
+      w.saved += kept;
+      w.rebuilt += bytes - kept;
+      // A distributed checkpointed input is gathered whole before the recomputation.
+      if (in_block && kept > 0.0 && kept < bytes) w.tp_saved_input_bytes += bytes;
     }
     if (in_block && per_op) {
       int position = matmuls_before;

@@ -72,6 +72,9 @@ struct LayerWork {
   /// What one of the block's input all-gathers moves (their mean: an MoE sub-block gathers 16-bit
   /// tokens where a linear's input may be fp8).
   double tp_gather_bytes = 0.0;
+  /// The checkpointed block input each TP rank keeps a 1/tp share of under full recomputation with
+  /// memory.distribute_saved_activations, gathered whole before the recomputation (0 otherwise).
+  double tp_saved_input_bytes = 0.0;
   /// All-gathers of the hidden-state buffer per-op checkpointing reruns under TP with SP, one per
   /// column-parallel input of the block: torchtitan's save list keeps the reduce-scatters' outputs,
   /// not the all-gathers' (docs/references.md). Each gathers tp_gather_bytes.

@@ -19,6 +19,14 @@ void RecomputeEmitter::before_backward(int stage, const DagContext::ChunkPos& po
   last = full ? tp_.collectives(stage, w.tp_block, w.tp_block_bytes, pos, ids, &before)
               : tp_.collectives(stage, rerun.tp_all_gathers, rerun.tp_all_gather_bytes, pos, ids,
                                 tp_.overlaps_per_op_rerun() ? &before : nullptr, Collective::all_gather);
+  // A checkpointed input distributed over TP is all-gathered whole for the rerun. It is put after the
+  // rerun's own collectives: they all block the compute stream (distributing is refused with
+  // sequence parallelism, so no TP overlap runs), so the order does not change the time.
+  if (full && w.tp_saved_input_bytes > 0.0) {
+    std::vector<TaskId> producers;
+    for (const auto& lane : last) producers.push_back(lane.front());
+    last = tp_.collectives(stage, 1, w.tp_saved_input_bytes, pos, producers, nullptr, Collective::all_gather);
+  }
   // Rerunning a whole MoE block dispatches and combines its tokens again.
   last = ep_.all_to_alls(stage, full ? w.ep_fwd : 0, w.ep_bytes, pos, last);
   release.push_back({Tier::hbm, MemoryUse::workspace, w.rebuilt});

@@ -35,6 +35,12 @@ double rank_bytes(const SavedTensor& t, const ActivationPolicy& policy) {
   return bytes;
 }
 
+double kept_bytes(const SavedTensor& t, const ActivationPolicy& policy, Recompute recompute) {
+  if (!kept_for_backward(t, recompute)) return 0.0;
+  const bool distributed = policy.distribute_saved_inputs && recompute == Recompute::full && t.block_input;
+  return rank_bytes(t, policy) / (distributed ? static_cast<double>(policy.tp) : 1.0);
+}
+
 double per_op_selective_bytes(const Op& op, int& position, const ActivationPolicy& policy) {
   double kept = 0.0;
   for (const SavedTensor& t : op.saved)
@@ -65,8 +71,7 @@ double layer_activation_bytes(const ComputeGraph& graph, int layer, const Activa
       total += per_op_selective_bytes(op, position, policy);
       continue;
     }
-    for (const SavedTensor& t : op.saved)
-      if (kept_for_backward(t, policy.recompute)) total += rank_bytes(t, policy);
+    for (const SavedTensor& t : op.saved) total += kept_bytes(t, policy, policy.recompute);
   }
   return total;
 }
@@ -142,7 +147,8 @@ struct StageContents {
 std::vector<StageContents> stage_contents(const Scenario& sc, const ComputeGraph& graph,
                                           const PipelinePartition& part) {
   const ActivationPolicy policy{sc.parallelism.tp, sc.parallelism.sequence_parallel, sc.memory.recompute,
-                                sc.parallelism.cp, sc.training.behaviour.selective_recompute};
+                                sc.parallelism.cp, sc.training.behaviour.selective_recompute,
+                                sc.memory.distribute_saved_activations};
   const int last = part.stages - 1;
   const int L = static_cast<int>(sc.model.num_layers);
   const bool per_op = per_op_selective(policy);
@@ -178,9 +184,9 @@ std::vector<StageContents> stage_contents(const Scenario& sc, const ComputeGraph
         (op.layer < 0 ? c.first_stage_extra : c.last_stage_extra) += bytes;
         continue;
       }
-      all[static_cast<std::size_t>(op.layer)] += bytes;
-      if (!per_op && kept_for_backward(t, recompute[static_cast<std::size_t>(op.layer)]))
-        kept[static_cast<std::size_t>(op.layer)] += bytes;
+      const auto layer = static_cast<std::size_t>(op.layer);
+      all[layer] += bytes;
+      if (!per_op) kept[layer] += kept_bytes(t, policy, recompute[layer]);
     }
     if (per_op && in_block)
       kept[static_cast<std::size_t>(op.layer)] +=
@@ -271,9 +277,11 @@ MemoryEstimate estimate_memory(const Scenario& sc, const ComputeGraph& graph, co
     double optim = shard_optimizer ? bytes.optimizer * all / shards : bytes.optimizer * N;
     // ZeRO-3 gathers one op's full weights and produces its full gradient in the compute dtype
     // (DeepSpeed estimate_zero3_model_states_mem_needs: largest_layer_memory = 4·largest_layer_params).
-    // Shard groups of one rank hold every weight already and gather nothing, unless the weights live
-    // offloaded (FSDP switches a one-rank shard group to NO_SHARD, docs/references.md).
-    const bool gathers = zero >= 3 && (shards > 1.0 || off.params != Tier::none);
+    // PyTorch FSDP runs a shard group of one rank as NO_SHARD: it holds every weight already and
+    // gathers nothing (docs/references.md). DeepSpeed's ZeRO-3 still gathers into a buffer of its own
+    // (its estimator counts 4·largest layer on one GPU, tests/test_deepspeed_estimator.cpp).
+    const bool no_shard = shards == 1.0 && off.params == Tier::none && sc.training.framework == Framework::pytorch_fsdp;
+    const bool gathers = zero >= 3 && !no_shard;
     double gathered = gathers ? c.largest_op * 2.0 * bytes.weights : 0.0;
     if (off.optimizer != Tier::none) {
       // ZeRO-Offload: gradients stream to the tier as fp32 and the optimizer step runs there.

@@ -26,6 +26,8 @@ struct ActivationPolicy {
   std::int64_t cp = 1;
   /// What selective recompute keeps (the framework's implementation of it).
   SelectiveRecompute selective = SelectiveRecompute::attention_core;
+  /// Full recomputation's checkpointed block inputs split over TP (memory.distribute_saved_activations).
+  bool distribute_saved_inputs = false;
 };
 
 /// Whether the policy keeps a saved tensor for backward (or drops it to recompute it).
@@ -37,6 +39,10 @@ bool kept_for_backward(const SavedTensor& t, Recompute recompute);
 std::vector<Recompute> block_recompute(const Scenario& sc, const PipelinePartition& part);
 /// Bytes one TP (and CP) rank keeps of one saved tensor.
 double rank_bytes(const SavedTensor& t, const ActivationPolicy& policy);
+/// Bytes one rank keeps for the backward of a saved tensor of a block recomputed under `recompute`
+/// (0 when the policy drops it): rank_bytes, a TP share of a checkpointed block input where the
+/// policy distributes them.
+double kept_bytes(const SavedTensor& t, const ActivationPolicy& policy, Recompute recompute);
 /// Bytes one TP rank keeps for the backward pass of transformer block `layer`, one micro-batch
 /// (Korthikanti et al. 2022, Table 2, generalised).
 double layer_activation_bytes(const ComputeGraph& graph, int layer, const ActivationPolicy& policy);

@@ -221,6 +221,9 @@ std::vector<Metric> build_table() {
           [](auto& in) { return json(S(in).num_microbatches()); }));
   add(one("scenario.recompute", U::text, P::always, "activation recomputation policy",
           [](auto& in) { return json(to_string(S(in).memory.recompute)); }));
+  add(one("scenario.distribute_saved_activations", U::flag, P::always,
+          "full recomputation's checkpointed block inputs split over TP, gathered before each rerun",
+          [](auto& in) { return json(S(in).memory.distribute_saved_activations); }));
   add(one("scenario.recomputed_layers", U::list, P::always,
           "transformer blocks per model chunk that recompute, in model order: a chunk's every block under "
           "scenario.recompute, or its first memory.recompute_layers under full; 0 without recompute",

@@ -150,7 +150,7 @@ std::string summary_table(const Scenario& sc, const RunResult& r) {
     if (tier != Tier::none) offload += fmt::format("{}{}→{}", offload.empty() ? "" : ", ", what, to_string(tier));
   const bool per_op = sc.memory.recompute == Recompute::selective &&
                       sc.training.behaviour.selective_recompute == SelectiveRecompute::every_other_matmul;
-  line(fmt::format("memory     ZeRO {}{}{}, recompute {}{}, offload {}{}", p.zero_stage,
+  line(fmt::format("memory     ZeRO {}{}{}, recompute {}{}{}, offload {}{}", p.zero_stage,
                    p.distributed_optimizer ? " (distributed optimizer)" : "",
                    p.dp_replicate > 1 ? fmt::format(" over shard groups of {}, {} replicas (HSDP)", p.shard_size(),
                                                     p.dp_replicate)
@@ -161,6 +161,7 @@ std::string summary_table(const Scenario& sc, const RunResult& r) {
                    : sc.memory.recompute_layers > 1 ? fmt::format(" (the first {} blocks of each model chunk)",
                                                                   sc.memory.recompute_layers)
                                                     : "",
+                   sc.memory.distribute_saved_activations ? ", its checkpoints split over TP" : "",
                    offload.empty() ? "none" : offload + (o.gpudirect ? " (GPUDirect Storage)" : ""),
                    sc.training.autocast() ? fmt::format(", {} parameters (autocast)",
                                                         to_string(sc.training.param_precision))
