@@ -90,3 +90,17 @@ TEST_CASE("advise recomputes the fewest blocks that fit where only full recomput
   CHECK(partial->report.at("throughput.iteration_time_s").get<double>() <
         every_block.simulation->throughput.iteration_time);
 }
+
+TEST_CASE("advise searches its own recomputation whatever the base scenario's", "[recompute][advise]") {
+  // A base that recomputes 2 blocks per chunk with distributed checkpoints: neither may leak into
+  // layouts that recompute nothing or run sequence parallelism, where both are refused.
+  AdviseRequest request;
+  request.scenario = test::source_path("scenarios/korthikanti-22b-full.json");
+  request.overrides = {{"memory.recompute_layers", "2"}, {"memory.distribute_saved_activations", "true"}};
+  const AdviseResult a = advise(request, test::catalog(), nullptr);
+  request.overrides.clear();
+  const AdviseResult plain = advise(request, test::catalog(), nullptr);
+  REQUIRE_FALSE(a.ranked.empty());
+  CHECK(a.invalid == plain.invalid);
+  CHECK(a.generated == plain.generated);
+}

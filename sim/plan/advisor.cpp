@@ -116,7 +116,10 @@ AdviseResult advise(const AdviseRequest& request, const DocumentResolver& resolv
             // Only named when searched or set, so layouts of short sequences read as before.
             if (cp > 1 || base.parallelism.cp > 1) s["parallelism.cp"] = cp;
             if (base.parallelism.dp_replicate > 1) s["parallelism.dp_replicate"] = 1;
-            if (base.memory.recompute_layers > 0) s["memory.recompute_layers"] = 0;  // the search sets its own
+            // The search sets its own recomputation; the layouts with TP run sequence parallelism,
+            // which distributed checkpoints are refused with.
+            if (base.memory.recompute_layers > 0) s["memory.recompute_layers"] = 0;
+            if (base.memory.distribute_saved_activations) s["memory.distribute_saved_activations"] = false;
             // Expert parallelism for MoE models, first carved out of DP, so ep divides dp and the
             // experts (sim/config/scenario_spec.cpp checks the same), then folded (below). Every divisor of
             // gcd(dp, num_experts) up to 64, DeepSeek-V3's training EP (
