@@ -115,10 +115,9 @@ PipelinePartition scenario_partition(const Scenario& sc, const ComputeGraph& gra
     run_sum.push_back(run_sum.back() + (total_s > 0.0 ? w.fwd_s + w.bwd_s : w.fwd_flops + w.bwd_flops));
     rerun_sum.push_back(rerun_sum.back() + (total_s > 0.0 ? rerun.seconds : rerun.flops));
   }
-  const int limit = static_cast<int>(sc.memory.recompute_layers);
   const ChunkCost cost = [&](int first, int count) {
     const auto at = [](const std::vector<double>& sum, int l) { return sum[static_cast<std::size_t>(l)]; };
-    const int rerun = limit > 0 ? std::min(limit, count) : count;
+    const int rerun = recomputed_blocks(sc, count);
     return at(run_sum, first + count) - at(run_sum, first) + at(rerun_sum, first + rerun) - at(rerun_sum, first);
   };
   // Memory bounds the partition only when the uniform one fits: otherwise no split fits and the

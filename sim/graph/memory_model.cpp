@@ -13,14 +13,17 @@ bool kept_for_backward(const SavedTensor& t, Recompute recompute) {
   return true;
 }
 
-std::vector<Recompute> block_recompute(const Scenario& sc, const PipelinePartition& part) {
-  std::vector<Recompute> policy(static_cast<std::size_t>(sc.model.num_layers), sc.memory.recompute);
+int recomputed_blocks(const Scenario& sc, int blocks) {
+  if (sc.memory.recompute == Recompute::none) return 0;
   const std::int64_t limit = sc.memory.recompute_layers;
-  if (limit > 0)
-    for (const ModelChunk& c : part.chunks)
-      for (int l = c.first_layer + static_cast<int>(std::min<std::int64_t>(limit, c.num_layers));
-           l < c.first_layer + c.num_layers; ++l)
-        policy[static_cast<std::size_t>(l)] = Recompute::none;
+  return limit > 0 ? static_cast<int>(std::min<std::int64_t>(limit, blocks)) : blocks;
+}
+
+std::vector<Recompute> block_recompute(const Scenario& sc, const PipelinePartition& part) {
+  std::vector<Recompute> policy(static_cast<std::size_t>(sc.model.num_layers), Recompute::none);
+  for (const ModelChunk& c : part.chunks)
+    for (int l = c.first_layer; l < c.first_layer + recomputed_blocks(sc, c.num_layers); ++l)
+      policy[static_cast<std::size_t>(l)] = sc.memory.recompute;
   return policy;
 }
 

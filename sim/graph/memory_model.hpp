@@ -37,6 +37,9 @@ bool kept_for_backward(const SavedTensor& t, Recompute recompute);
 /// blocks only and leaves its others keeping every activation (Megatron-Core's block method: the
 /// count is per pipeline stage, per virtual stage when interleaved).
 std::vector<Recompute> block_recompute(const Scenario& sc, const PipelinePartition& part);
+/// How many blocks of a model chunk of `blocks` recompute, its first ones: all of them, or
+/// memory.recompute_layers of them under full recomputation; none without recomputation.
+int recomputed_blocks(const Scenario& sc, int blocks);
 /// Bytes one TP (and CP) rank keeps of one saved tensor.
 double rank_bytes(const SavedTensor& t, const ActivationPolicy& policy);
 /// Bytes one rank keeps for the backward of a saved tensor of a block recomputed under `recompute`

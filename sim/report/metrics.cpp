@@ -228,13 +228,8 @@ std::vector<Metric> build_table() {
           "transformer blocks per model chunk that recompute, in model order: a chunk's every block under "
           "scenario.recompute, or its first memory.recompute_layers under full; 0 without recompute",
           [](auto& in) {
-            const PipelinePartition& part = R(in).partition;
-            const std::vector<Recompute> policy = block_recompute(S(in), part);
             std::vector<int> counts;
-            for (const ModelChunk& c : part.chunks)
-              counts.push_back(static_cast<int>(std::count_if(
-                  policy.begin() + c.first_layer, policy.begin() + c.first_layer + c.num_layers,
-                  [](Recompute r) { return r != Recompute::none; })));
+            for (const ModelChunk& c : R(in).partition.chunks) counts.push_back(recomputed_blocks(S(in), c.num_layers));
             return json(counts);
           }));
   add(one("scenario.offload_gpudirect", U::flag, P::always, "offload copies to NVMe skip the host (GPUDirect Storage)",
