@@ -59,6 +59,19 @@ TEST_CASE("Partial recomputation keeps the later blocks of each chunk and reruns
   CHECK(previous == Approx(iteration(full)).epsilon(1e-9));
 }
 
+TEST_CASE("A run with partial recomputation says no published run checks it", "[recompute][confidence]") {
+  const auto warned = [](const RunResult& r) {
+    return std::any_of(r.confidence.warnings.begin(), r.confidence.warnings.end(),
+                       [](const std::string& w) { return w.find("partial recomputation") != std::string::npos; });
+  };
+  CHECK(warned(run_175b("full", 1)));
+  CHECK(warned(run_175b("full", 3)));
+  // As many blocks as a chunk holds (4) or more is full recomputation, which the table checks.
+  CHECK_FALSE(warned(run_175b("full", 4)));
+  CHECK_FALSE(warned(run_175b("full", 6)));
+  CHECK_FALSE(warned(run_175b("full")));
+}
+
 TEST_CASE("Partial recomputation needs full recomputation", "[recompute][input]") {
   CHECK_THROWS_AS(test::load("korthikanti-175b-selective", {"memory.recompute_layers=2"}), InputError);
   // 0 is every block, the default, under any policy (the advisor resets a base scenario's with it).

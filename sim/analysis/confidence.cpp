@@ -8,6 +8,7 @@
 
 #include "sim/core/units.hpp"
 #include "sim/dag/training_dag.hpp"
+#include "sim/graph/memory_model.hpp"
 
 namespace strata {
 
@@ -230,6 +231,16 @@ Confidence assess_confidence(const Scenario& sc, const RunResult& r) {
     c.warnings.push_back("selective recompute is timed as Megatron's (the attention core rerun), not as PyTorch's "
                          "per-op checkpointing, which is modelled on bias-free dense blocks with flash attention at "
                          "TP 1 or with sequence parallelism and keeps less and reruns more");
+  // Partial recomputation: some chunk keeps some of its blocks whole. No published run in
+  // docs/validation.md uses it; each block is timed as a validated fully recomputed or plain block.
+  const auto& chunks = r.partition.chunks;
+  if (sc.memory.recompute == Recompute::full &&
+      std::any_of(chunks.begin(), chunks.end(),
+                  [&](const ModelChunk& m) { return recomputed_blocks(sc, m.num_layers) < m.num_layers; }))
+    c.warnings.push_back(fmt::format("partial recomputation (memory.recompute_layers {}: the first blocks of each "
+                                     "model chunk) has no published run in docs/validation.md: each block is timed "
+                                     "as a fully recomputed or a plain one, both checked there, not the mix",
+                                     sc.memory.recompute_layers));
   if (!c.validated_framework)
     c.warnings.push_back(fmt::format("framework {} has no measured runs in docs/validation.md",
                                      to_string(sc.training.framework)));
