@@ -217,6 +217,12 @@ Confidence assess_confidence(const Scenario& sc, const RunResult& r) {
                                      "optimistic where compute dominates: expect slower with older releases",
                                      kNarrowHidden, -kWideMegatronCoreH100Band.low_percent,
                                      kWideMegatronCoreH100Band.high_percent, kWideMegatronCoreH100Band.runs));
+  if (static_cast<double>(sc.gpus) >= kLargeScaleGpus)
+    c.warnings.push_back(fmt::format("at {:g} GPUs and more Strata's iterations were {:.0f} % shorter to {:.1f} % "
+                                     "longer than measured in the {} published runs of that scale it reproduces "
+                                     "(docs/validation.md), most optimistic with few micro-batches per pipeline",
+                                     kLargeScaleGpus, -kLargeScaleBand.low_percent, kLargeScaleBand.high_percent,
+                                     kLargeScaleBand.runs));
   if (power_limited(sc.hardware))
     c.warnings.push_back(fmt::format("at its {:g} W power limit (rated {:g} W) the GPU's SM clock is taken as {:.3f} of "
                                      "boost by the f³ power law, checked on {} published runs only (torchtitan, H100 "
