@@ -250,6 +250,15 @@ TEST_CASE("A pytorch-fsdp run whose selective recompute falls back to Megatron's
   CHECK(warnings({"parallelism.tp=2", "parallelism.sequence_parallel=false"}).find(line) != std::string::npos);
 }
 
+TEST_CASE("An fp8 run says how Strata fared on the published FP8 runs and which releases it is closest to",
+          "[validation][confidence]") {
+  const std::string fp8 = confidence_warnings("gpt3-175b-64-h100", {"training.precision=\"fp8\""}, 175.0e9);
+  INFO(fmt::format("{}", fp8));
+  CHECK(fp8.find(fmt::format("in the {} published FP8 runs", strata::kFp8Band.runs)) != std::string::npos);
+  CHECK(fp8.find("with NeMo before 24.09") != std::string::npos);
+  CHECK(confidence_warnings("gpt3-175b-64-h100", {}, 175.0e9).find("FP8 runs") == std::string::npos);
+}
+
 TEST_CASE("A run on 8,192 GPUs or more says how Strata fared at that scale", "[validation][confidence]") {
   const std::string line = "at 8192 GPUs and more Strata's iterations were 17 % shorter to 0.5 % longer than measured "
                            "in the 8 published runs of that scale";
