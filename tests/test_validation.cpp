@@ -253,7 +253,7 @@ TEST_CASE("A pytorch-fsdp run whose selective recompute falls back to Megatron's
 TEST_CASE("An fp8 run says how Strata fared on the published FP8 runs and which releases it is closest to",
           "[validation][confidence]") {
   const std::string fp8 = confidence_warnings("gpt3-175b-64-h100", {"training.precision=\"fp8\""}, 175.0e9);
-  INFO(fmt::format("{}", fp8));
+  INFO(fp8);
   CHECK(fp8.find(fmt::format("in the {} published FP8 runs", strata::kFp8Band.runs)) != std::string::npos);
   CHECK(fp8.find("with NeMo before 24.09") != std::string::npos);
   CHECK(confidence_warnings("gpt3-175b-64-h100", {}, 175.0e9).find("FP8 runs") == std::string::npos);

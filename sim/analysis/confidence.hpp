@@ -45,16 +45,15 @@ inline constexpr ValidatedBand kDeepspeedPipelineBand{5, -22.3, -9.1};
 inline constexpr ValidatedBand kOffloadBand{5, -29.6, 28.4};
 /// Dense FP8 training on H100, H200 and B200. On H100: MLPerf Training's GPT-3 175B (NVIDIA's v3.1,
 /// NeMo 23.09, 512 to 10,752 GPUs, and Azure's on 10,752; v4.0, NeMo 24.04, 512 and 10,752; v4.1,
-/// NeMo 24.09, 256 and 512, and Oracle's on 1,536 and 3,072),
-/// NeMo 24.07 (GPT-3 5B to 175B, Llama 2 and 3) and 24.09 (Llama 3.1 8B, 70B, 405B), Megatron-Bridge
-/// 25.11 (Llama 3 8B and 70B, Llama 3.1 405B) and 26.02 (the 70B and 405B at larger batches),
-/// torchtitan's Float8 Llama 3.1 8B under FSDP on 8 and 128 GPUs (December 2024), 70B with and without
-/// AsyncTP (December 2024 and June 2025) and 8B at TP 8 (June 2025); on H200, torchtitan's 8B under
-/// FSDP on 32 and 64 GPUs (Trainy, June 2025); on B200, MLPerf v4.1's preview GPT-3 175B on 64 GPUs,
-/// NeMo 25.02 (Llama 3 8B, 70B, 405B, GPT-3 175B),
+/// NeMo 24.09, 256 and 512, and Oracle's on 1,536 and 3,072), NeMo 24.07 (GPT-3 5B to 175B, Llama 2
+/// and 3) and 24.09 (Llama 3.1 8B, 70B, 405B), Megatron-Bridge 25.11 (Llama 3 8B and 70B, Llama 3.1
+/// 405B) and 26.02 (the 70B and 405B at larger batches), torchtitan's Float8 Llama 3.1 8B under FSDP on
+/// 8 and 128 GPUs (December 2024), 70B with and without AsyncTP (December 2024 and June 2025) and 8B at
+/// TP 8 (June 2025); on H200, torchtitan's 8B under FSDP on 32 and 64 GPUs (Trainy, June 2025); on
+/// B200, MLPerf v4.1's preview GPT-3 175B on 64 GPUs, NeMo 25.02 (Llama 3 8B, 70B, 405B, GPT-3 175B),
 /// Megatron-Bridge 25.11 (Llama 3 8B, Llama 3.1 405B) and Together AI's run of its 26.02 recipe (Llama
-/// 3.1 8B). Optimistic most on narrow models in the older NeMo releases (GPT-3 5B on H100, Llama 3 8B on
-/// B200) and on GPT-3 175B at 10,752 GPUs.
+/// 3.1 8B). Optimistic most on narrow models and with NeMo before 24.09 (GPT-3 5B on H100, Llama 3 8B
+/// on B200; MLPerf's GPT-3 175B on Eos: 23.09 -13 %, 24.04 -7 %, 24.09 -5 %) and at 10,752 GPUs.
 inline constexpr ValidatedBand kFp8Band{45, -18.8, 6.3};
 /// GPUs run below their rated power (gpu.power_limit < gpu.tdp), whose SM clock comes from the f³
 /// power law (sustained_clock): torchtitan's runs on H100 at 500 W (Llama 3.1 8B eager, compiled and
@@ -79,9 +78,9 @@ inline constexpr ValidatedBand kWideMegatronCoreH100Band{15, -17.4, 7.3};
 bool wide_megatron_core_on_h100(const Scenario& sc);
 /// Runs on kLargeScaleGpus GPUs and more, every GPU and framework: Llama 3 405B on 8,192 and 16,384 H100
 /// (within 4 %), MegaScale's Megatron-LM 175B on 8,192 and 12,288 A100 (-9 %), MLPerf's GPT-3 175B on
-/// 10,752 H100 (v3.1 NVIDIA's -13 % and Azure's -15 %, v4.0 -17 %). Thousands of data-parallel
-/// replicas at a fixed global batch leave few micro-batches per pipeline to hide the exchange and the
-/// bubble behind.
+/// 10,752 H100 (v3.1 NVIDIA's -13 % and Azure's -15 %, v4.0 -17 %): the fewer micro-batches per
+/// pipeline the thousands of data-parallel replicas leave at a fixed global batch, the more optimistic
+/// (v4.0's 6 the most, MegaScale's 32 and 48 the least of the optimistic ones).
 inline constexpr double kLargeScaleGpus = 8192;
 inline constexpr ValidatedBand kLargeScaleBand{8, -17.3, 0.5};
 /// Checkpoint saves and restores through the object store, given the store's stated or rated bandwidth:
