@@ -109,6 +109,11 @@ bool narrow_on_h100(const Scenario& sc) {
          !sc.model.is_moe();
 }
 
+bool userbuffers_at_tp8(const Scenario& sc) {
+  const FrameworkBehaviour& b = sc.training.behaviour;
+  return b.overlap_tp_comm && b.tp_overlap_method == TpOverlapMethod::userbuffers && sc.parallelism.tp >= 8;
+}
+
 bool wide_megatron_core_on_h100(const Scenario& sc) {
   return gpu_family(sc.hardware.gpu.model) == "H100" && static_cast<double>(sc.model.hidden_size) > kNarrowHidden &&
          !sc.model.is_moe() &&
@@ -218,6 +223,13 @@ Confidence assess_confidence(const Scenario& sc, const RunResult& r) {
                                      "optimistic where compute dominates: expect slower with older releases",
                                      kNarrowHidden, -kWideMegatronCoreH100Band.low_percent,
                                      kWideMegatronCoreH100Band.high_percent, kWideMegatronCoreH100Band.runs));
+  if (userbuffers_at_tp8(sc))
+    c.warnings.push_back(fmt::format("TP communication overlapped by userbuffers at TP {}: Strata's iterations were "
+                                     "{:.0f}-{:.0f} % shorter than measured in all {} published runs that overlap "
+                                     "it at TP 8 (docs/validation.md), where the same runs timed with blocking "
+                                     "collectives (training.overlap_tp_comm false) come out within 10 %: expect slower",
+                                     sc.parallelism.tp, -kUserbuffersTp8Band.high_percent,
+                                     -kUserbuffersTp8Band.low_percent, kUserbuffersTp8Band.runs));
   if (static_cast<double>(sc.gpus) >= kLargeScaleGpus)
     c.warnings.push_back(fmt::format("at {:g} GPUs and more Strata's iterations were {:.0f} % shorter to {:.1f} % "
                                      "longer than measured in the {} published runs of that scale it reproduces "
