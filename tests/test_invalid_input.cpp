@@ -198,6 +198,10 @@ TEST_CASE("Invalid scenarios give one pinned line per error", "[input]") {
       {"distributed checkpoints without full recomputation", base(), {"memory.distribute_saved_activations=true"},
        "--set memory.distribute_saved_activations=true: /memory/distribute_saved_activations: distributes what full "
        "recomputation keeps: needs /memory/recompute full (got none)"},
+      {"distributed checkpoints without TP", base(),
+       {"memory.recompute=full", "parallelism.tp=1", "parallelism.dp=8", "memory.distribute_saved_activations=true"},
+       "--set memory.distribute_saved_activations=true: /memory/distribute_saved_activations: splits the checkpointed "
+       "inputs over TP: needs /parallelism/tp > 1"},
       {"distributed checkpoints under sequence parallelism", base(),
        {"memory.recompute=full", "parallelism.sequence_parallel=true", "memory.distribute_saved_activations=true"},
        "--set memory.distribute_saved_activations=true: /memory/distribute_saved_activations: sequence parallelism "
