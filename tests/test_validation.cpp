@@ -268,7 +268,7 @@ TEST_CASE("A run overlapping TP 8 by userbuffers says Strata was optimistic on e
   const auto warnings = [](const std::vector<std::string>& sets) {
     return confidence_warnings("gpt3-175b-64-h100", sets, 175.0e9);
   };
-  const std::string line = "TP communication overlapped by userbuffers at TP 8: Strata's iterations were 10-18 % "
+  const std::string line = "TP communication overlapped by userbuffers at TP 8: Strata's iterations were 10-19 % "
                            "shorter than measured in all 11 published runs";
   CHECK(warnings({"training.overlap_tp_comm=true"}).find(line) != std::string::npos);
   CHECK(warnings({"training.overlap_tp_comm=false"}).find("userbuffers at TP") == std::string::npos);
@@ -277,7 +277,7 @@ TEST_CASE("A run overlapping TP 8 by userbuffers says Strata was optimistic on e
 }
 
 TEST_CASE("A run on 8,192 GPUs or more says how Strata fared at that scale", "[validation][confidence]") {
-  const std::string line = "at 8192 GPUs and more Strata's iterations were 18 % shorter to 0.5 % longer than measured "
+  const std::string line = "at 8192 GPUs and more Strata's iterations were 19 % shorter to 0.5 % longer than measured "
                            "in the 9 published runs of that scale";
   CHECK(confidence_warnings("llama-3.1-405b-llama3-16k", {}, 405.0e9).find(line) != std::string::npos);
   const auto at = [](const std::string& gpus, const std::string& dp) {
