@@ -76,9 +76,11 @@ inline Scenario load(const std::string& name, const std::vector<std::string>& se
   return load_scenario(source_path("scenarios/" + name + ".json"), overrides, catalog());
 }
 
-/// Loads a scenario file by its path relative to the repository.
-inline Scenario load_path(const std::string& relative) {
-  return load_scenario(source_path(relative), {}, catalog());
+/// Loads a scenario file by its path relative to the repository, with `--set` style overrides.
+inline Scenario load_path(const std::string& relative, const std::vector<std::string>& sets = {}) {
+  std::vector<Override> overrides;
+  for (const auto& s : sets) overrides.push_back(parse_override(s));
+  return load_scenario(source_path(relative), overrides, catalog());
 }
 
 /// Validates an inline scenario document.

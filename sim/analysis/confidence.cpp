@@ -227,9 +227,12 @@ Confidence assess_confidence(const Scenario& sc, const RunResult& r) {
     c.warnings.push_back(fmt::format("TP communication overlapped by userbuffers at TP {}: Strata's iterations were "
                                      "{:.0f}-{:.0f} % shorter than measured in all {} published runs that overlap "
                                      "it at TP 8 (docs/validation.md), where the same runs timed with blocking "
-                                     "collectives (training.overlap_tp_comm false) come out within 10 %: expect slower",
+                                     "collectives (training.overlap_tp_comm false) come out {:.0f} % shorter to "
+                                     "{:.0f} % longer: expect slower",
                                      sc.parallelism.tp, -kUserbuffersTp8Band.high_percent,
-                                     -kUserbuffersTp8Band.low_percent, kUserbuffersTp8Band.runs));
+                                     -kUserbuffersTp8Band.low_percent, kUserbuffersTp8Band.runs,
+                                     -kUserbuffersTp8BlockingBand.low_percent,
+                                     kUserbuffersTp8BlockingBand.high_percent));
   if (static_cast<double>(sc.gpus) >= kLargeScaleGpus)
     c.warnings.push_back(fmt::format("at {:g} GPUs and more Strata's iterations were {:.0f} % shorter to {:.1f} % "
                                      "longer than measured in the {} published runs of that scale it reproduces "
