@@ -82,8 +82,8 @@ bool wide_megatron_core_on_h100(const Scenario& sc);
 /// Megatron-LM r0.8.0 TP-8 rows (GPT 32B to 462B, --tp-comm-overlap) and MLPerf v5.0's Llama 3.1 405B
 /// (NeMo 25.01), all optimistic. Timed with the collectives blocking, the 405B on 512 GPUs comes out
 /// +2.1 % and the Megatron-LM 32B, 177B (96 GPUs) and 462B +4.7, -9.2 and -7.8 % (all: kUserbuffersTp8BlockingBand):
-/// the overlap's SM cost is TP 4's configuration (kTpOverlapCost), where the overlapped GPT-3 175B rows are
-/// within 6 %.
+/// the overlap's SM cost is TP 4's configuration (kTpOverlapCost), where NVIDIA's overlapped GPT-3 175B rows
+/// with NeMo 24.09 (dgxc, MLPerf v4.1 on Eos) are within 6 %.
 inline constexpr ValidatedBand kUserbuffersTp8Band{11, -19.2, -9.5};
 /// The same runs timed with their TP collectives blocking (training.overlap_tp_comm false).
 inline constexpr ValidatedBand kUserbuffersTp8BlockingBand{11, -9.3, 4.7};
