@@ -188,7 +188,7 @@ TEST_CASE("Validation table: published training throughputs", "[validation][simu
     CHECK(std::fabs(low - band.low_percent) <= 0.5);
     CHECK(std::fabs(high - band.high_percent) <= 0.5);
   };
-  const auto check_band = [&](const char* regime, const strata::ValidatedBand& band, auto&& in_regime) {
+  const auto check_band = [&](const std::string& regime, const strata::ValidatedBand& band, auto&& in_regime) {
     std::vector<double> errors;
     for (const Row& r : rows)
       if (in_regime(r)) errors.push_back(100.0 * error(r));
@@ -201,6 +201,13 @@ TEST_CASE("Validation table: published training throughputs", "[validation][simu
              [](const Row& r) { return r.framework_preset == strata::Framework::deepspeed && r.pipelined; });
   check_band("offload", strata::kOffloadBand, [](const Row& r) { return r.offload; });
   check_band("fp8", strata::kFp8Band, [](const Row& r) { return r.fp8 && !r.moe; });
+  // The FP8 warning's releases: NVIDIA's MLPerf GPT-3 175B on Eos, below the large-scale band's GPU count.
+  for (const strata::ReleaseBand& release : strata::kMlperfGpt3EosBands)
+    check_band(fmt::format("MLPerf GPT-3 175B on Eos, NeMo {}", release.release), release.band, [&](const Row& r) {
+      return r.fp8 && !r.large_scale && r.source.find("GPT-3 175B on ") != std::string::npos &&
+             r.source.find("DGX H100 (Eos)") != std::string::npos &&
+             r.framework.find(fmt::format("NeMo {},", release.release)) != std::string::npos;
+    });
   check_band("power limit", strata::kPowerLimitBand, [](const Row& r) { return r.power_limited; });
   check_band("narrow models on H100", strata::kNarrowH100Band, [](const Row& r) { return r.narrow_h100; });
   check_band("wider 16-bit models on H100 with megatron-core", strata::kWideMegatronCoreH100Band,
@@ -278,6 +285,7 @@ TEST_CASE("An fp8 run says how Strata fared on the published FP8 runs and which 
   INFO(fp8);
   CHECK(fp8.find(fmt::format("in the {} published FP8 runs", strata::kFp8Band.runs)) != std::string::npos);
   CHECK(fp8.find("with NeMo before 24.09") != std::string::npos);
+  CHECK(fp8.find("by NeMo release: 23.09 -14 to -13 %, 24.04 -7 %, 24.09 -5 to -3 %") != std::string::npos);
   CHECK(confidence_warnings("gpt3-175b-64-h100", {}, 175.0e9).find("FP8 runs") == std::string::npos);
 }
 

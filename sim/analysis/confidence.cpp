@@ -5,6 +5,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "sim/core/units.hpp"
 #include "sim/dag/training_dag.hpp"
@@ -13,6 +14,12 @@
 namespace strata {
 
 namespace {
+
+/// A band's errors as a warning quotes them: "-7 %", or "-14 to -13 %" where they round apart.
+std::string percent_range(const ValidatedBand& band) {
+  const std::string low = fmt::format("{:.0f}", band.low_percent), high = fmt::format("{:.0f}", band.high_percent);
+  return low == high ? low + " %" : low + " to " + high + " %";
+}
 
 // The parameter counts docs/validation.md spans: the 125M MPT of llm-foundry's sweep (125.3M with its
 // 2,048-row position table; tests/data/validation/llm_foundry_mpt.json) to the 1T models of
@@ -179,13 +186,18 @@ Confidence assess_confidence(const Scenario& sc, const RunResult& r) {
                                      "{} published ZeRO-Offload/ZeRO-Infinity runs (V100) Strata reproduces",
                                      -kOffloadBand.low_percent, kOffloadBand.high_percent, kOffloadBand.runs));
   // MoE runs have their own band (warn_moe_and_long_context).
-  if (sc.training.precision == Precision::fp8 && !sc.model.is_moe())
+  if (sc.training.precision == Precision::fp8 && !sc.model.is_moe()) {
+    std::vector<std::string> releases;
+    for (const ReleaseBand& r : kMlperfGpt3EosBands)
+      releases.push_back(fmt::format("{} {}", r.release, percent_range(r.band)));
     c.warnings.push_back(fmt::format("fp8 runs came out {:.0f} % shorter to {:.0f} % longer than measured in the {} "
                                      "published FP8 runs (H100: NeMo, Megatron-Bridge, torchtitan, MLPerf; H200: "
                                      "torchtitan; B200: NeMo, Megatron-Bridge, MLPerf) Strata reproduces, most "
                                      "optimistic on models of hidden size 5120 and less and with NeMo before 24.09 "
-                                     "(MLPerf's GPT-3 175B on one H100 cluster: 23.09 -13 %, 24.04 -7 %, 24.09 -5 %)",
-                                     -kFp8Band.low_percent, kFp8Band.high_percent, kFp8Band.runs));
+                                     "(MLPerf's GPT-3 175B on one H100 cluster, by NeMo release: {})",
+                                     -kFp8Band.low_percent, kFp8Band.high_percent, kFp8Band.runs,
+                                     fmt::join(releases, ", ")));
+  }
   const FrameworkBehaviour& b = sc.training.behaviour;
   if (b.overlap_tp_comm && sc.parallelism.tp > 1 && b.tp_overlap_method == TpOverlapMethod::async_tp)
     c.warnings.push_back(fmt::format("async TP is timed as pipelining the forward's and the recomputation's TP "

@@ -55,8 +55,18 @@ inline constexpr ValidatedBand kOffloadBand{5, -29.6, 28.4};
 /// 405B, GPT-3 175B), Megatron-Bridge 25.11 (Llama 3 8B, Llama 3.1 405B) and Together AI's run of its
 /// 26.02 recipe (Llama 3.1 8B).
 /// Optimistic most on narrow models and with NeMo before 24.09 (GPT-3 5B on H100, Llama 3 8B on B200;
-/// MLPerf's GPT-3 175B on Eos: 23.09 -13 %, 24.04 -7 %, 24.09 -5 %) and at 10,752 GPUs.
+/// MLPerf's GPT-3 175B on Eos: kMlperfGpt3EosBands) and at 10,752 GPUs.
 inline constexpr ValidatedBand kFp8Band{53, -19.2, 6.3};
+/// One NeMo release's band.
+struct ReleaseBand {
+  const char* release;  ///< NeMo's container release, as the rows' framework names it ("NeMo 23.09")
+  ValidatedBand band;
+};
+/// NVIDIA's MLPerf GPT-3 175B in FP8 on Eos (DGX H100) below kLargeScaleGpus by NeMo release, the same
+/// benchmark and model on the same cluster, so what moves between them is the software (23.09: 512 and
+/// 4,096 GPUs; 24.04: 512; 24.09: 256 and 512).
+inline constexpr ReleaseBand kMlperfGpt3EosBands[] = {
+    {"23.09", {2, -13.5, -13.1}}, {"24.04", {1, -7.2, -7.2}}, {"24.09", {2, -4.9, -3.3}}};
 /// GPUs run below their rated power (gpu.power_limit < gpu.tdp), whose SM clock comes from the f³
 /// power law (sustained_clock): torchtitan's runs on H100 at 500 W (Llama 3.1 8B eager, compiled and
 /// compiled with Float8; 70B Float8 with and without AsyncTP, December 2024; 8B at TP 8 and 70B, bf16
