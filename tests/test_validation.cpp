@@ -289,6 +289,18 @@ TEST_CASE("An fp8 run says how Strata fared on the published FP8 runs and which 
   CHECK(confidence_warnings("gpt3-175b-64-h100", {}, 175.0e9).find("FP8 runs") == std::string::npos);
 }
 
+TEST_CASE("A narrow dense model on H100 says how Strata fared on the published runs of that regime",
+          "[validation][confidence]") {
+  // llama-3-8b-zero3-h100: hidden 4096 on H100.
+  const std::string narrow = confidence_warnings("llama-3-8b-zero3-h100", {}, 8.0e9);
+  INFO(narrow);
+  CHECK(narrow.find(fmt::format("dense models of hidden size 4096 and less on H100 came out {:.0f} % shorter to "
+                                "{:.0f} % longer than measured in the {} published runs",
+                                -strata::kNarrowH100Band.low_percent, strata::kNarrowH100Band.high_percent,
+                                strata::kNarrowH100Band.runs)) != std::string::npos);
+  CHECK(confidence_warnings("gpt3-175b-64-h100", {}, 175.0e9).find("hidden size 4096 and less") == std::string::npos);
+}
+
 TEST_CASE("A run overlapping TP 8 by userbuffers says Strata was optimistic on every such published run",
           "[validation][confidence]") {
   // gpt3-175b-64-h100: TP 8.

@@ -225,7 +225,10 @@ Confidence assess_confidence(const Scenario& sc, const RunResult& r) {
   if (narrow_on_h100(sc))
     c.warnings.push_back(fmt::format("dense models of hidden size {:g} and less on H100 came out {:.0f} % shorter to "
                                      "{:.0f} % longer than measured in the {} published runs Strata reproduces "
-                                     "(docs/validation.md), the narrowest the most optimistic: expect slower",
+                                     "(docs/validation.md), the most optimistic on a run that checks every gradient "
+                                     "bucket for NaN on the host, one bucket per weight (MLPerf v5.1's Llama 3.1 8B on "
+                                     "Cisco's Ethernet-connected nodes; not modelled) and, elsewhere, on the narrowest "
+                                     "models: expect slower",
                                      kNarrowHidden, -kNarrowH100Band.low_percent, kNarrowH100Band.high_percent,
                                      kNarrowH100Band.runs));
   if (wide_megatron_core_on_h100(sc))

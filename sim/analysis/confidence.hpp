@@ -43,20 +43,19 @@ inline constexpr ValidatedBand kDeepspeedBand{6, -29.6, 28.4};
 inline constexpr ValidatedBand kDeepspeedPipelineBand{5, -22.3, -9.1};
 /// Runs with parameters, optimizer states or activations offloaded (ZeRO-Offload, ZeRO-Infinity; V100).
 inline constexpr ValidatedBand kOffloadBand{5, -29.6, 28.4};
-/// Dense FP8 training on H100, H200 and B200. On H100: MLPerf Training's GPT-3 175B (NVIDIA's v3.1,
-/// NeMo 23.09, 512 to 10,752 GPUs, and Azure's on 10,752; v4.0, NeMo 24.04, 512 and 10,752; v4.1,
-/// NeMo 24.09, 256 and 512, and Oracle's on 1,536 and 3,072; v5.0's Llama 3.1 405B, NeMo 25.01, 512 to
-/// 8,192), NeMo 24.07 (GPT-3 5B to 175B, Llama 2 and 3) and 24.09 (Llama 3.1 8B, 70B, 405B),
-/// Megatron-Bridge 25.11 (Llama 3 8B and 70B, Llama 3.1 405B) and 26.02 (the 70B and 405B at larger
-/// batches), torchtitan's Float8 Llama 3.1 8B under FSDP on 8 and 128 GPUs (December 2024), 70B with
-/// and without AsyncTP (December 2024 and June 2025) and 8B at TP 8 (June 2025); on H200, torchtitan's
-/// 8B under FSDP on 32 and 64 GPUs (Trainy, June 2025); on B200, MLPerf's GPT-3 175B (v4.1 preview, 64
-/// GPUs), Llama 3.1 8B (v5.1, 8, 64 and 256) and 405B (v5.1, 256 and 448), NeMo 25.02 (Llama 3 8B, 70B,
-/// 405B, GPT-3 175B), Megatron-Bridge 25.11 (Llama 3 8B, Llama 3.1 405B) and Together AI's run of its
-/// 26.02 recipe (Llama 3.1 8B).
+/// Dense FP8 training on H100, H200 and B200. On H100: MLPerf Training's GPT-3 175B (NVIDIA's v3.1, NeMo 23.09, 512 to
+/// 10,752 GPUs, and Azure's on 10,752; v4.0, NeMo 24.04, 512 and 10,752; v4.1, NeMo 24.09, 256 and 512, and Oracle's on
+/// 1,536 and 3,072; v5.0's Llama 3.1 405B, NeMo 25.01, 512 to 8,192; v5.1's Llama 3.1 8B on Cisco's 64 and 128 over
+/// Ethernet, the band's low end), NeMo 24.07 (GPT-3 5B to 175B, Llama 2 and 3) and 24.09 (Llama 3.1 8B, 70B, 405B),
+/// Megatron-Bridge 25.11 (Llama 3 8B and 70B, Llama 3.1 405B) and 26.02 (the 70B and 405B at larger batches),
+/// torchtitan's Float8 Llama 3.1 8B under FSDP on 8 and 128 GPUs (December 2024), 70B with and without AsyncTP
+/// (December 2024 and June 2025) and 8B at TP 8 (June 2025); on H200, torchtitan's 8B under FSDP on 32 and 64 GPUs
+/// (Trainy, June 2025); on B200, MLPerf's GPT-3 175B (v4.1 preview, 64 GPUs), Llama 3.1 8B (v5.1, 8, 64 and 256) and
+/// 405B (v5.1, 256 and 448), NeMo 25.02 (Llama 3 8B, 70B, 405B, GPT-3 175B), Megatron-Bridge 25.11 (Llama 3 8B, Llama
+/// 3.1 405B) and Together AI's run of its 26.02 recipe (Llama 3.1 8B).
 /// Optimistic most on narrow models and with NeMo before 24.09 (GPT-3 5B on H100, Llama 3 8B on B200;
 /// MLPerf's GPT-3 175B on Eos: kMlperfGpt3EosBands) and at 10,752 GPUs.
-inline constexpr ValidatedBand kFp8Band{53, -19.2, 6.3};
+inline constexpr ValidatedBand kFp8Band{55, -34.7, 6.3};
 /// One NeMo release's band.
 struct ReleaseBand {
   const char* release;  ///< NeMo's container release, as the rows' framework names it ("NeMo 23.09")
@@ -75,10 +74,11 @@ inline constexpr ValidatedBand kPowerLimitBand{16, -9.5, 6.3};
 /// Narrow dense models on H100: hidden size kNarrowHidden or less, every framework (Megatron-LM's
 /// 1.7B and 7.1B, NVIDIA's NeMo Llama 3/3.1 8B, Llama 2 7B and GPT-3 5B, Megatron-Bridge's Llama 3
 /// 8B, torchtitan's Llama 3.1 8B at TP 1 (bf16 and Float8) and 8, llm-foundry's MPT-7B, IBM's HSDP
-/// Llama 2 7B eager and compiled): optimistic on all but one, most on the narrowest and the older
-/// releases. MoE models are kMoeBand's.
+/// Llama 2 7B eager and compiled, MLPerf v5.1's Llama 3.1 8B on Cisco's Ethernet-connected H100 at TP 1
+/// and 2, the low end): optimistic on all but one, most on the narrowest and the older releases. MoE
+/// models are kMoeBand's.
 inline constexpr double kNarrowHidden = 4096;
-inline constexpr ValidatedBand kNarrowH100Band{23, -19.7, 4.5};
+inline constexpr ValidatedBand kNarrowH100Band{25, -34.7, 4.5};
 /// Whether the scenario is in that regime.
 bool narrow_on_h100(const Scenario& sc);
 /// Wider dense models on H100 in 16 bits with the megatron-core preset (NVIDIA's dgxc NeMo 24.09 GPT-3
