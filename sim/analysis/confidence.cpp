@@ -251,7 +251,9 @@ Confidence assess_confidence(const Scenario& sc, const RunResult& r) {
   if (static_cast<double>(sc.gpus) >= kLargeScaleGpus)
     c.warnings.push_back(fmt::format("at {:g} GPUs and more Strata's iterations were {:.0f} % shorter to {:.1f} % "
                                      "longer than measured in the {} published runs of that scale it reproduces "
-                                     "(docs/validation.md), most optimistic with few micro-batches per pipeline",
+                                     "(docs/validation.md), most optimistic on MLPerf's NeMo runs (GPT-3 175B, Llama "
+                                     "3.1 405B) and least on Meta's Llama 3 405B, whatever the micro-batches per "
+                                     "pipeline",
                                      kLargeScaleGpus, -kLargeScaleBand.low_percent, kLargeScaleBand.high_percent,
                                      kLargeScaleBand.runs));
   if (power_limited(sc.hardware))
