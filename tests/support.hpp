@@ -69,18 +69,17 @@ inline std::string temp_file(const std::string& name) {
   return p.string();
 }
 
-/// Loads scenarios/NAME.json with `--set` style overrides ("parallelism.tp=4").
-inline Scenario load(const std::string& name, const std::vector<std::string>& sets = {}) {
-  std::vector<Override> overrides;
-  for (const auto& s : sets) overrides.push_back(parse_override(s));
-  return load_scenario(source_path("scenarios/" + name + ".json"), overrides, catalog());
-}
-
-/// Loads a scenario file by its path relative to the repository, with `--set` style overrides.
+/// Loads a scenario file by its path relative to the repository, with `--set` style overrides
+/// ("parallelism.tp=4").
 inline Scenario load_path(const std::string& relative, const std::vector<std::string>& sets = {}) {
   std::vector<Override> overrides;
   for (const auto& s : sets) overrides.push_back(parse_override(s));
   return load_scenario(source_path(relative), overrides, catalog());
+}
+
+/// Loads scenarios/NAME.json with `--set` style overrides.
+inline Scenario load(const std::string& name, const std::vector<std::string>& sets = {}) {
+  return load_path("scenarios/" + name + ".json", sets);
 }
 
 /// Validates an inline scenario document.
